@@ -1,0 +1,49 @@
+#include "app/commands.hpp"
+#include "kernels/runtime.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace tilekit::app {
+
+Runner add_info(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  app.add_flag("--json", *json, "print JSON instead of text");
+  return [json]() {
+    const RuntimeInfo r = runtime_info();
+    const std::string def = tuning::default_matmul_config(r.backend, DType::f32).name();
+    if (*json) {
+      nlohmann::json j = {{"backend", r.backend},
+                          {"device", r.device},
+                          {"architecture", r.architecture},
+                          {"compute_units", r.compute_units},
+                          {"concurrency", r.concurrency},
+                          {"scratch_level0_bytes", r.scratch_level0},
+                          {"scratch_level1_bytes", r.scratch_level1},
+                          {"kokkos_version", r.kokkos_version},
+                          {"kokkos_kernels_version", r.kokkos_kernels_version},
+                          {"tilekit_version", r.tilekit_version},
+                          {"matmul_tiles", tuning::menu_names()},
+                          {"matmul_default_config", def}};
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    fmt::print("tilekit {}\n", r.tilekit_version);
+    fmt::print("backend          {}\n", r.backend);
+    fmt::print("device           {} ({}, {} compute units)\n", r.device, r.architecture, r.compute_units);
+    fmt::print("concurrency      {}\n", r.concurrency);
+    fmt::print("team scratch     level 0: {} bytes, level 1: {} bytes per team\n", r.scratch_level0,
+               r.scratch_level1);
+    fmt::print("Kokkos           {}\n", r.kokkos_version);
+    fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
+    fmt::print("matmul tiles     {}\n", tuning::menu_names());
+    fmt::print("matmul default   {}\n", def);
+    return 0;
+  };
+}
+
+}  // namespace tilekit::app

@@ -1,0 +1,240 @@
+// tilekit matmul M N K [options]: allocate, fill with random data, run, time, validate.
+#include "app/commands.hpp"
+#include "kernels/fill.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_check.hpp"
+#include "kernels/runtime.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+namespace tilekit::app {
+
+namespace {
+
+struct MatmulOpts {
+  int64_t M = 0, N = 0, K = 0;
+  std::string dtype = "f32";
+  std::string out_dtype;  // default: the input type (i32 for i8)
+  std::string layout_a = "row", layout_b = "row", layout_c = "row";
+  bool trans_a = false, trans_b = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;  // 0: tight
+  double alpha = 1.0, beta = 0.0;
+  std::string epilogue = "none";
+  std::string config = "auto";
+  int reps = 10, warmup = 2;
+  bool check = false, json = false, verbose = false;
+  uint64_t seed = 42;
+};
+
+// Storage of one operand: `rows x cols` as stored (before op), row- or column-major, leading
+// dimension ld (0 = tight). Returns the strided matrix over `data`, and the element count needed.
+struct Storage {
+  int64_t rows, cols, rs, cs, elems;
+};
+
+int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r) || r > (int64_t(1) << 40))
+    throw InvalidArgument(fmt::format("{} = {} x {} is too large (limit 2^40 elements)", what, a, b));
+  return r;
+}
+
+Storage make_storage(const std::string& name, int64_t rows, int64_t cols, const std::string& layout, int64_t ld) {
+  const bool row = layout == "row";
+  const int64_t tight = row ? cols : rows;
+  if (ld != 0 && ld < std::max<int64_t>(tight, 1))
+    throw InvalidArgument(fmt::format("ld{} = {} is smaller than the {} {}-major matrix needs ({})", name, ld,
+                                      fmt::format("{}x{}", rows, cols), layout, std::max<int64_t>(tight, 1)));
+  const int64_t lead = ld != 0 ? ld : std::max<int64_t>(tight, 1);
+  Storage s{rows, cols, row ? lead : 1, row ? 1 : lead, 0};
+  const int64_t outer = row ? rows : cols;
+  s.elems = (rows == 0 || cols == 0) ? 0 : checked_mul(outer, lead, fmt::format("storage of {}", name));
+  return s;
+}
+
+template <class T>
+StridedMatrix<T> over(T* data, const Storage& s, bool transpose) {
+  StridedMatrix<T> m{data, s.rows, s.cols, s.rs, s.cs};
+  return transpose ? m.transposed() : m;
+}
+
+template <class TIn, class TOut>
+int run_typed(const MatmulOpts& o) {
+  using compute = typename TypeTraits<TIn>::compute;
+  using ES = Kokkos::DefaultExecutionSpace;
+  const RuntimeInfo info = runtime_info();
+
+  checked_mul(o.M, o.K, "M x K");
+  checked_mul(o.K, o.N, "K x N");
+  checked_mul(o.M, o.N, "M x N");
+
+  // Scalars in the compute type; integer types take integral alpha/beta only.
+  if (std::is_integral<compute>::value && (o.alpha != static_cast<double>(static_cast<int64_t>(o.alpha)) ||
+                                           o.beta != static_cast<double>(static_cast<int64_t>(o.beta))))
+    throw InvalidArgument(fmt::format("alpha and beta must be integers for {} inputs (got {}, {})", o.dtype,
+                                      o.alpha, o.beta));
+
+  Epilogue ep;
+  std::string why;
+  if (!Epilogue::parse(o.epilogue, ep, why)) throw InvalidArgument(why);
+
+  MatmulConfig cfg;
+  std::string config_source;
+  if (o.config == "auto") {
+    cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype);
+    config_source = fmt::format("default for {}", info.backend);
+  } else {
+    cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype);
+    if (!MatmulConfig::parse(o.config, cfg, why)) throw InvalidArgument(why);
+    config_source = "given";
+  }
+
+  // op(A) is M x K: stored K x M when transposed. Likewise op(B) is K x N.
+  const Storage sa = make_storage("a", o.trans_a ? o.K : o.M, o.trans_a ? o.M : o.K, o.layout_a, o.lda);
+  const Storage sb = make_storage("b", o.trans_b ? o.N : o.K, o.trans_b ? o.K : o.N, o.layout_b, o.ldb);
+  const Storage sc = make_storage("c", o.M, o.N, o.layout_c, o.ldc);
+
+  Kokkos::View<TIn*> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), sa.elems);
+  Kokkos::View<TIn*> B(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), sb.elems);
+  Kokkos::View<TOut*> C(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C"), sc.elems);
+  Kokkos::View<TOut*> C_init(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C_init"), sc.elems);
+  Kokkos::View<compute*> bias(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bias"), ep.bias ? o.N : 0);
+  fill_random(A.data(), sa.elems, o.seed);
+  fill_random(B.data(), sb.elems, o.seed + 1);
+  fill_random(C_init.data(), sc.elems, o.seed + 2);
+  fill_random(bias.data(), static_cast<int64_t>(bias.extent(0)), o.seed + 3);
+
+  MatmulProblem<TIn, TOut> p;
+  p.M = o.M;
+  p.N = o.N;
+  p.K = o.K;
+  p.a = over<const TIn>(A.data(), sa, o.trans_a);
+  p.b = over<const TIn>(B.data(), sb, o.trans_b);
+  p.c = over<TOut>(C.data(), sc, false);
+  p.alpha = static_cast<compute>(o.alpha);
+  p.beta = static_cast<compute>(o.beta);
+  p.bias = ep.bias ? bias.data() : nullptr;
+  p.act = ep.act;
+  why = check_matmul(p, cfg);
+  if (!why.empty()) throw InvalidArgument(why);
+
+  // Time: warm-up, then `reps` runs each ended by a fence; median. C starts from C_init each run.
+  std::vector<double> times;
+  for (int r = 0; r < o.warmup + o.reps; ++r) {
+    Kokkos::deep_copy(C, C_init);
+    ES().fence();
+    Kokkos::Timer timer;
+    launch_matmul(p, cfg);
+    ES().fence();
+    if (r >= o.warmup) times.push_back(timer.seconds());
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times.empty() ? 0.0 : times[times.size() / 2];
+  const double flops = 2.0 * double(o.M) * double(o.N) * double(o.K);
+  const double tflops = median > 0 ? flops / median * 1e-12 : 0.0;
+
+  double err = 0.0, tol = 0.0;
+  bool pass = true;
+  if (o.check) {
+    const StridedMatrix<const TOut> c_before{C_init.data(), sc.rows, sc.cols, sc.rs, sc.cs};
+    const RefMatrix ref = reference_kokkos_kernels(p, c_before);
+    const StridedMatrix<const TOut> c_out{C.data(), sc.rows, sc.cols, sc.rs, sc.cs};
+    err = relative_error(c_out, ref);
+    tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, o.K);
+    pass = err <= tol;
+  }
+
+  const std::string in_name = dtype_name(TypeTraits<TIn>::dtype), out_name = dtype_name(TypeTraits<TOut>::dtype);
+  auto op_desc = [](const std::string& layout, bool t, int64_t ld) {
+    return fmt::format("{}-major{}{}", layout, t ? ", transposed" : "", ld ? fmt::format(", ld {}", ld) : "");
+  };
+  if (o.json) {
+    nlohmann::json j = {{"M", o.M}, {"N", o.N}, {"K", o.K}, {"dtype", in_name}, {"out_dtype", out_name},
+                        {"backend", info.backend}, {"device", info.device}, {"config", cfg.name()},
+                        {"config_source", config_source}, {"layout_a", o.layout_a}, {"layout_b", o.layout_b},
+                        {"layout_c", o.layout_c}, {"trans_a", o.trans_a}, {"trans_b", o.trans_b},
+                        {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()}, {"reps", o.reps},
+                        {"median_s", median}, {"times_s", times}, {"tflops", tflops}};
+    if (o.check)
+      j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    fmt::print("tilekit matmul  M={} N={} K={}  {} -> {}\n", o.M, o.N, o.K, in_name, out_name);
+    fmt::print("backend   {} ({} threads/lanes)  device: {}\n", info.backend, info.concurrency, info.device);
+    fmt::print("config    {} ({})\n", cfg.name(), config_source);
+    fmt::print("operands  A {}, B {}, C {}; alpha={} beta={} epilogue={}\n", op_desc(o.layout_a, o.trans_a, o.lda),
+               op_desc(o.layout_b, o.trans_b, o.ldb), op_desc(o.layout_c, false, o.ldc), o.alpha, o.beta, ep.name());
+    if (!times.empty())
+      fmt::print("time      median {:.3f} ms over {} reps (min {:.3f}, max {:.3f})\n", median * 1e3, times.size(),
+                 times.front() * 1e3, times.back() * 1e3);
+    fmt::print("rate      {:.3f} TFLOP/s ({:.1f} GFLOP/s)\n", tflops, tflops * 1e3);
+    if (o.check)
+      fmt::print("check     rel error {:.3e} (tolerance {:.3e}) vs KokkosBlas::gemm in f64: {}\n", err, tol,
+                 pass ? "PASS" : "FAIL");
+  }
+  return pass ? 0 : 1;
+}
+
+int dispatch(const MatmulOpts& o) {
+  DType in, out;
+  if (!parse_dtype(o.dtype, in))
+    throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i8)", o.dtype));
+  std::string out_name = o.out_dtype.empty() ? (in == DType::i8 ? "i32" : o.dtype) : o.out_dtype;
+  if (!parse_dtype(out_name, out))
+    throw InvalidArgument(fmt::format("unknown --out-dtype '{}' (allowed pairs: {})", out_name, supported_type_pairs()));
+  auto is = [&](DType a, DType b) { return in == a && out == b; };
+  if (is(DType::f64, DType::f64)) return run_typed<double, double>(o);
+  if (is(DType::f32, DType::f32)) return run_typed<float, float>(o);
+  if (is(DType::f16, DType::f16)) return run_typed<f16, f16>(o);
+  if (is(DType::f16, DType::f32)) return run_typed<f16, float>(o);
+  if (is(DType::bf16, DType::bf16)) return run_typed<bf16, bf16>(o);
+  if (is(DType::bf16, DType::f32)) return run_typed<bf16, float>(o);
+  if (is(DType::i8, DType::i32)) return run_typed<int8_t, int32_t>(o);
+  throw InvalidArgument(fmt::format("unsupported type pair {} -> {} (allowed: {})", dtype_name(in),
+                                    dtype_name(out), supported_type_pairs()));
+}
+
+}  // namespace
+
+Runner add_matmul(CLI::App& app) {
+  auto o = std::make_shared<MatmulOpts>();
+  const auto layouts = CLI::IsMember({"row", "col"});
+  app.add_option("M", o->M, "rows of C and op(A)")->required()->check(CLI::NonNegativeNumber);
+  app.add_option("N", o->N, "columns of C and op(B)")->required()->check(CLI::NonNegativeNumber);
+  app.add_option("K", o->K, "columns of op(A), rows of op(B)")->required()->check(CLI::NonNegativeNumber);
+  app.add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str();
+  app.add_option("--out-dtype", o->out_dtype,
+                 "output type (default: the input type, i32 for i8; f16/bf16 may also write f32)");
+  app.add_option("--layout-a", o->layout_a, "storage of A: row or col")->check(layouts)->capture_default_str();
+  app.add_option("--layout-b", o->layout_b, "storage of B: row or col")->check(layouts)->capture_default_str();
+  app.add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
+  app.add_flag("--trans-a", o->trans_a, "A is stored K x M and used transposed");
+  app.add_flag("--trans-b", o->trans_b, "B is stored N x K and used transposed");
+  app.add_option("--lda", o->lda, "leading dimension of A (0 = tight)")->check(CLI::NonNegativeNumber);
+  app.add_option("--ldb", o->ldb, "leading dimension of B (0 = tight)")->check(CLI::NonNegativeNumber);
+  app.add_option("--ldc", o->ldc, "leading dimension of C (0 = tight)")->check(CLI::NonNegativeNumber);
+  app.add_option("--alpha", o->alpha, "scale of op(A) op(B)")->capture_default_str();
+  app.add_option("--beta", o->beta, "scale of C (0: C is not read)")->capture_default_str();
+  app.add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())
+      ->capture_default_str();
+  app.add_option("--config", o->config,
+                 "tile config name (e.g. bm64_bn64_bk128_tm8_tn16_g8_t1_v1; fields after tn are optional) "
+                 "or auto")
+      ->capture_default_str();
+  app.add_option("--reps", o->reps, "timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed warm-up runs")->check(CLI::Range(0, 100000))->capture_default_str();
+  app.add_option("--seed", o->seed, "random seed of the inputs")->capture_default_str();
+  app.add_flag("--check", o->check, "validate against KokkosBlas::gemm (in f64) on the same execution space");
+  app.add_flag("--json", o->json, "print JSON instead of text");
+  return [o]() { return dispatch(*o); };
+}
+
+}  // namespace tilekit::app

@@ -1,0 +1,72 @@
+// Fused epilogue of the matmul: applied to each output value in the compute (accumulation) type,
+// before the downcast to the output type:
+//     v = alpha * (op(A) op(B))(i,j) + beta * C(i,j)     (C is not read when beta == 0)
+//     v = v + bias(j)                                     (when a bias is given: one value per column)
+//     C(i,j) = activation(v)
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+namespace tilekit {
+
+enum class Activation { none, relu, leaky_relu, silu, gelu };
+
+/// The slope of leaky_relu for negative inputs.
+constexpr double kLeakyReluSlope = 0.01;
+
+/// What the epilogue does besides alpha/beta: an optional per-column bias, then an activation.
+struct Epilogue {
+  bool bias = false;
+  Activation act = Activation::none;
+
+  /// "none", "bias", "relu", "bias+gelu", ...
+  std::string name() const;
+  /// Parses a name of the form [bias][+act] (or "none"); on failure returns false and says why.
+  static bool parse(const std::string& s, Epilogue& out, std::string& why);
+  /// The names parse() accepts, for help texts and error messages.
+  static const char* allowed();
+  bool operator==(const Epilogue& o) const { return bias == o.bias && act == o.act; }
+};
+
+const char* activation_name(Activation a);
+
+namespace detail {
+KOKKOS_INLINE_FUNCTION float exp_(float x) { return ::expf(x); }
+KOKKOS_INLINE_FUNCTION double exp_(double x) { return ::exp(x); }
+KOKKOS_INLINE_FUNCTION float tanh_(float x) { return ::tanhf(x); }
+KOKKOS_INLINE_FUNCTION double tanh_(double x) { return ::tanh(x); }
+}  // namespace detail
+
+/// Applies an activation in type T. For integer T only none and relu exist (checked at the entry).
+template <class T>
+KOKKOS_INLINE_FUNCTION T activate(Activation act, T x) {
+  switch (act) {
+    case Activation::none: return x;
+    case Activation::relu: return x > T(0) ? x : T(0);
+    default: break;
+  }
+  if constexpr (std::is_floating_point<T>::value) {
+    switch (act) {
+      case Activation::leaky_relu: return x > T(0) ? x : T(kLeakyReluSlope) * x;
+      case Activation::silu: {
+        // x * sigmoid(x), written so that exp never overflows: exp of a non-positive number only.
+        const T e = detail::exp_(x >= T(0) ? -x : x);
+        const T sig = x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+        return x * sig;
+      }
+      case Activation::gelu: {
+        // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanh saturates, no overflow.
+        const T c = T(0.7978845608028654);
+        return T(0.5) * x * (T(1) + detail::tanh_(c * (x + T(0.044715) * x * x * x)));
+      }
+      default: break;
+    }
+  }
+  return x;
+}
+
+}  // namespace tilekit

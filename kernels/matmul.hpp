@@ -1,0 +1,138 @@
+// tilekit blocked matmul: public API.
+//
+//   C = alpha * op(A) * op(B) + beta * C, then the fused epilogue (bias, activation; epilogue.hpp)
+//
+// Types (input -> accumulation -> output): f64->f64->f64, f32->f32->f32, f16->f32->{f16,f32},
+// bf16->f32->{bf16,f32}, i8->i32->i32. Any layout or stride: every operand is read through a
+// (row stride, column stride) pair, so LayoutLeft, LayoutRight, LayoutStride and transposes share
+// one kernel. Everything runs on Kokkos::DefaultExecutionSpace (one backend per build).
+//
+// Public entry points check shapes, strides, types and the config and throw InvalidArgument with a
+// message naming the bad value and what is allowed; the kernels assume valid input.
+#pragma once
+
+#include "kernels/epilogue.hpp"
+#include "kernels/matmul_config.hpp"
+#include "kernels/types.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tilekit {
+
+/// Thrown by public entry points for invalid input; what() says what is wrong and what is allowed.
+struct InvalidArgument : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class Op { N, T };  ///< operand as stored, or transposed
+
+/// A non-owning strided matrix: element (i, j) is data[i * rs + j * cs] (strides in elements).
+template <class T>
+struct StridedMatrix {
+  T* data = nullptr;
+  int64_t rows = 0, cols = 0;
+  int64_t rs = 0, cs = 0;
+
+  KOKKOS_INLINE_FUNCTION T& operator()(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
+  /// The same matrix transposed (no copy).
+  StridedMatrix transposed() const { return {data, cols, rows, cs, rs}; }
+};
+
+/// Everything a matmul launch needs, in device-accessible pointers.
+template <class TIn, class TOut>
+struct MatmulProblem {
+  using compute = typename TypeTraits<TIn>::compute;
+  int64_t M = 0, N = 0, K = 0;
+  StridedMatrix<const TIn> a;  ///< op(A), M x K
+  StridedMatrix<const TIn> b;  ///< op(B), K x N
+  StridedMatrix<TOut> c;       ///< C, M x N
+  compute alpha = compute(1);
+  compute beta = compute(0);
+  const compute* bias = nullptr;  ///< N values (one per column of C) or null
+  Activation act = Activation::none;
+};
+
+/// "serial", "openmp", "cuda" or "hip": the backend of Kokkos::DefaultExecutionSpace.
+std::string backend_name();
+
+/// The (input, output) type pairs tilekit instantiates, e.g. "f32->f32, f16->f16, f16->f32, ...".
+const char* supported_type_pairs();
+
+/// Returns "" if the problem and config are valid for this build's backend, else what is wrong.
+template <class TIn, class TOut>
+std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);
+
+/// Team scratch bytes the config needs for this type, and the limit of the scratch level the
+/// kernel stages in on this backend (level 0 on GPUs, level 1 on host backends: matmul_impl.hpp).
+template <class TIn, class TOut>
+std::size_t matmul_scratch_bytes(const MatmulConfig& cfg);
+std::size_t scratch_limit_bytes();
+
+/// Launches without checking (call check_matmul first, or use matmul()).
+template <class TIn, class TOut>
+void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);
+
+/// Checks, then launches; throws InvalidArgument on invalid input.
+template <class TIn, class TOut>
+void run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  const std::string why = check_matmul(p, cfg);
+  if (!why.empty()) throw InvalidArgument(why);
+  launch_matmul(p, cfg);
+}
+
+/// A rank-2 Kokkos view as a strided matrix, transposed when op == T.
+template <class View>
+auto as_strided(const View& v, Op op = Op::N) {
+  static_assert(View::rank == 2, "tilekit: matrices are rank-2 views");
+  using T = typename View::value_type;
+  StridedMatrix<T> m{v.data(), static_cast<int64_t>(v.extent(0)), static_cast<int64_t>(v.extent(1)),
+                     static_cast<int64_t>(v.stride(0)), static_cast<int64_t>(v.stride(1))};
+  return op == Op::T ? m.transposed() : m;
+}
+
+/// View-based entry point: C = alpha op(A) op(B) + beta C, then bias (may be an empty view) and
+/// activation. Views of any layout in the default execution space's memory.
+template <class AV, class BV, class CV, class BiasView>
+void matmul(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
+            const AV& A, const BV& B,
+            typename TypeTraits<typename AV::non_const_value_type>::compute beta, const CV& C,
+            const MatmulConfig& cfg, Activation act, const BiasView& bias) {
+  using TIn = typename AV::non_const_value_type;
+  using TOut = typename CV::non_const_value_type;
+  static_assert(std::is_same<TIn, typename BV::non_const_value_type>::value,
+                "tilekit::matmul: A and B must have the same element type");
+  MatmulProblem<TIn, TOut> p;
+  const auto a = as_strided(A, opa);
+  const auto b = as_strided(B, opb);
+  p.a = {a.data, a.rows, a.cols, a.rs, a.cs};
+  p.b = {b.data, b.rows, b.cols, b.rs, b.cs};
+  p.c = as_strided(C);
+  p.M = p.c.rows;
+  p.N = p.c.cols;
+  p.K = p.a.cols;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.act = act;
+  if (bias.size() > 0 || bias.data() != nullptr) {
+    if (static_cast<int64_t>(bias.extent(0)) != p.N)
+      throw InvalidArgument("bias has " + std::to_string(bias.extent(0)) +
+                            " values; it needs one per column of C (" + std::to_string(p.N) + ")");
+    p.bias = bias.data();
+  }
+  run_matmul(p, cfg);
+}
+
+template <class AV, class BV, class CV>
+void matmul(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
+            const AV& A, const BV& B,
+            typename TypeTraits<typename AV::non_const_value_type>::compute beta, const CV& C,
+            const MatmulConfig& cfg, Activation act = Activation::none) {
+  using compute = typename TypeTraits<typename AV::non_const_value_type>::compute;
+  matmul(opa, opb, alpha, A, B, beta, C, cfg, act, Kokkos::View<const compute*>());
+}
+
+}  // namespace tilekit

@@ -1,0 +1,40 @@
+#include "matmul_config.hpp"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+namespace tilekit {
+
+std::string MatmulConfig::tile_name() const {
+  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}", bm, bn, bk, tm, tn);
+}
+
+std::string MatmulConfig::name() const {
+  return fmt::format("{}_g{}_t{}_v{}", tile_name(), group_m, team_size, vector_length);
+}
+
+bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& why) {
+  static const std::regex re(
+      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) {
+    why = "malformed config name '" + s +
+          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_g<int>][_t<int>][_v<int>], "
+          "e.g. bm64_bn64_bk16_tm4_tn4_g8)";
+    return false;
+  }
+  MatmulConfig c = out;
+  c.bm = std::stoi(m[1]);
+  c.bn = std::stoi(m[2]);
+  c.bk = std::stoi(m[3]);
+  c.tm = std::stoi(m[4]);
+  c.tn = std::stoi(m[5]);
+  if (m[6].matched) c.group_m = std::stoi(m[6]);
+  if (m[7].matched) c.team_size = std::stoi(m[7]);
+  if (m[8].matched) c.vector_length = std::stoi(m[8]);
+  out = c;
+  return true;
+}
+
+}  // namespace tilekit

@@ -1,0 +1,37 @@
+// The plain configuration of one blocked-matmul launch. The tile part (bm..tn) must be an entry of
+// the backend's compile-time menu (tuning/matmul_tiles.hpp); group_m, team_size and vector_length
+// are run-time choices. Values come from tuning/, never from literals in the kernel.
+#pragma once
+
+#include <string>
+
+namespace tilekit {
+
+struct MatmulConfig {
+  int bm = 0;             ///< rows of C per team tile
+  int bn = 0;             ///< columns of C per team tile
+  int bk = 0;             ///< depth of the A/B tiles staged in team scratch per K step
+  int tm = 0;             ///< rows of the per-thread register micro-tile
+  int tn = 0;             ///< columns of the per-thread register micro-tile
+  int group_m = 8;        ///< tile-rows per group in the L2-friendly launch order (1 = row-major order)
+  int team_size = 1;      ///< Kokkos team size (threads per team divided by vector_length)
+  int vector_length = 1;  ///< Kokkos vector length
+
+  /// e.g. "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"
+  std::string name() const;
+  /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only)
+  std::string tile_name() const;
+  /// Parses "bm.._bn.._bk.._tm.._tn..[_g..][_t..][_v..]"; fields left out keep the values in `out`.
+  /// On failure returns false and says why.
+  static bool parse(const std::string& s, MatmulConfig& out, std::string& why);
+
+  bool same_tile(const MatmulConfig& o) const {
+    return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn;
+  }
+  bool operator==(const MatmulConfig& o) const {
+    return same_tile(o) && group_m == o.group_m && team_size == o.team_size &&
+           vector_length == o.vector_length;
+  }
+};
+
+}  // namespace tilekit

@@ -1,0 +1,376 @@
+// tilekit blocked matmul: the hierarchical TeamPolicy kernel and its launch.
+// Include only from the instantiation units (kernels/matmul_inst.cpp.in); users include matmul.hpp.
+//
+// Loop nest, outermost first:
+//   league  : one team per BM x BN tile of C, in grouped order (GROUP_M tile-rows per group)
+//   kt      : K in steps of BK; the team stages A (BM x BK) and B (BK x BN) into level-0 scratch
+//   micro   : each thread's TM x TN micro-tile(s) of the team tile
+//   k       : the BK depth of the staged tiles, rank-1 updates into TM x TN register accumulators
+//
+// Why the backends differ: on GPUs each thread owns one micro-tile and keeps its accumulators in
+// registers across the whole K loop (threads per team == micro-tiles). On CPUs a team is one or a
+// few OS threads, far fewer than the micro-tiles of a useful tile, so each thread walks several
+// micro-tiles per K step; their running sums wait in a BM x BN accumulation tile in scratch (L1/L2)
+// between K steps, as BLIS keeps C in memory across its KC loop.
+//
+// Scratch level: GPUs stage in level 0 (shared memory). On host backends both levels are the same
+// thread-private memory, but Kokkos caps host level 0 at 32 KB (its estimate of L1), while the host
+// tiles are sized for L2 (a BK=128 A/B pair is ~70 KB), so host backends stage in level 1.
+#pragma once
+
+#include "kernels/matmul.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
+
+namespace tilekit {
+namespace detail {
+
+/// The vector lane of the calling thread inside a team. Kokkos maps vector lanes to threadIdx.x on
+/// CUDA and HIP; host backends run with vector length 1 (enforced by check_matmul).
+KOKKOS_INLINE_FUNCTION int vector_lane() {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return static_cast<int>(threadIdx.x);
+#else
+  return 0;
+#endif
+}
+
+template <class ExecSpace, class Tile>
+using MatmulPolicy =
+    std::conditional_t<tuning::is_gpu_space<ExecSpace>(),
+                       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::micro_tiles, 1>>,
+                       Kokkos::TeamPolicy<ExecSpace>>;
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct BlockedMatmul {
+  using compute = typename TypeTraits<TIn>::compute;
+  using policy_type = MatmulPolicy<ExecSpace, Tile>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
+  static constexpr int kMicroTiles = Tile::micro_tiles;
+  static constexpr int kMicroCols = BN / TN;  // micro-tiles along N
+  // Scratch rows are padded by 4 elements: a transposing store (consecutive threads, consecutive k)
+  // then hits different shared-memory banks, and rows stay 16-byte aligned for vector reads.
+  static constexpr int AS_LD = BM + 4;
+  static constexpr int BS_LD = BN + 4;
+  static constexpr bool kRegisterResident = tuning::is_gpu_space<ExecSpace>();
+  static constexpr int kScratchLevel = tuning::is_gpu_space<ExecSpace>() ? 0 : 1;
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+  int nthreads;
+
+  static constexpr std::size_t scratch_elems() {
+    return std::size_t(BK) * AS_LD + std::size_t(BK) * BS_LD +
+           (kRegisterResident ? 0 : std::size_t(BM) * BN);
+  }
+  static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute); }
+
+  // Stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
+  // consecutive rows). Consecutive threads take consecutive elements along whichever dimension is
+  // contiguous in memory, so global reads coalesce for either layout. Out-of-range elements are 0.
+  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full, int tid) const {
+    const auto& a = p.a;
+    if (a.cs == 1) {
+      for (int e = tid; e < BM * BK; e += nthreads) {
+        const int i = e / BK, k = e % BK;
+        const int64_t gi = m0 + i, gk = k0 + k;
+        As[k * AS_LD + i] =
+            (full || (gi < p.M && gk < p.K)) ? convert<compute>(a.data[gi * a.rs + gk]) : compute(0);
+      }
+    } else {
+      for (int e = tid; e < BM * BK; e += nthreads) {
+        const int i = e % BM, k = e / BM;
+        const int64_t gi = m0 + i, gk = k0 + k;
+        As[k * AS_LD + i] =
+            (full || (gi < p.M && gk < p.K)) ? convert<compute>(a(gi, gk)) : compute(0);
+      }
+    }
+  }
+
+  // Stage op(B)(k0:k0+BK, n0:n0+BN) into Bs[k][j], coalescing along the contiguous dimension.
+  KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full, int tid) const {
+    const auto& b = p.b;
+    if (b.rs == 1 && b.cs != 1) {
+      for (int e = tid; e < BK * BN; e += nthreads) {
+        const int k = e % BK, j = e / BK;
+        const int64_t gk = k0 + k, gj = n0 + j;
+        Bs[k * BS_LD + j] =
+            (full || (gk < p.K && gj < p.N)) ? convert<compute>(b.data[gk + gj * b.cs]) : compute(0);
+      }
+    } else {
+      for (int e = tid; e < BK * BN; e += nthreads) {
+        const int k = e / BN, j = e % BN;
+        const int64_t gk = k0 + k, gj = n0 + j;
+        Bs[k * BS_LD + j] =
+            (full || (gk < p.K && gj < p.N)) ? convert<compute>(b(gk, gj)) : compute(0);
+      }
+    }
+  }
+
+  // acc += As(:, rows of micro-tile) x Bs(:, cols of micro-tile) over the staged BK depth.
+  KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, int ty, int tx,
+                                                  compute (&acc)[TM][TN]) {
+    const compute* a_col = As + ty * TM;
+    const compute* b_row = Bs + tx * TN;
+    for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
+      compute av[TM], bv[TN];
+      for (int i = 0; i < TM; ++i) av[i] = a_col[k * AS_LD + i];
+      for (int j = 0; j < TN; ++j) bv[j] = b_row[k * BS_LD + j];
+      for (int i = 0; i < TM; ++i)
+        for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
+    }
+  }
+
+  // Epilogue of one micro-tile: alpha/beta, bias, activation in the compute type, then the downcast.
+  // Rows and columns outside C are masked.
+  KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
+                                      const compute (&acc)[TM][TN]) const {
+    const auto& c = p.c;
+    for (int i = 0; i < TM; ++i) {
+      const int64_t gi = m0 + ty * TM + i;
+      if (gi >= p.M) break;
+      for (int j = 0; j < TN; ++j) {
+        const int64_t gj = n0 + tx * TN + j;
+        if (gj >= p.N) break;
+        compute v = p.alpha * acc[i][j];
+        TOut& out = c(gi, gj);
+        if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
+        if (p.bias) v += p.bias[gj];
+        out = convert<TOut>(activate(p.act, v));
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    // Grouped launch order (the Triton tutorial's GROUP_SIZE_M): consecutive teams walk down
+    // GROUP_M tile-rows before moving right, so the B tiles they share stay in L2.
+    const int pid = team.league_rank();
+    const int per_group = group_m * tiles_n;
+    const int first_m = (pid / per_group) * group_m;
+    const int group_rows = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
+    const int tile_m = first_m + (pid % per_group) % group_rows;
+    const int tile_n = (pid % per_group) / group_rows;
+    const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+
+    compute* As = static_cast<compute*>(team.team_scratch(kScratchLevel).get_shmem(scratch_bytes()));
+    compute* Bs = As + BK * AS_LD;
+    compute* Cs = Bs + BK * BS_LD;  // host only: BM x BN running sums, micro-tile after micro-tile
+    const int tid = team.team_rank() * vector_length + vector_lane();
+
+    const bool full_mn = m0 + BM <= p.M && n0 + BN <= p.N;
+    const int64_t ktiles = p.K > 0 ? (p.K + BK - 1) / BK : 1;  // K == 0 still runs the epilogue
+
+    if constexpr (kRegisterResident) {
+      const int ty = tid / kMicroCols, tx = tid % kMicroCols;
+      compute acc[TM][TN];
+      for (int i = 0; i < TM; ++i)
+        for (int j = 0; j < TN; ++j) acc[i][j] = compute(0);
+      for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then rank-BK update
+        const int64_t k0 = kt * BK;
+        const bool full = full_mn && k0 + BK <= p.K;  // unmasked loads when the tile is interior
+        stage_a(As, m0, k0, full, tid);
+        stage_b(Bs, k0, n0, full, tid);
+        team.team_barrier();
+        micro_kernel(As, Bs, ty, tx, acc);
+        team.team_barrier();
+      }
+      store_c(m0, n0, ty, tx, acc);
+    } else {
+      for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then every micro-tile's update
+        const int64_t k0 = kt * BK;
+        const bool full = full_mn && k0 + BK <= p.K;
+        stage_a(As, m0, k0, full, tid);
+        stage_b(Bs, k0, n0, full, tid);
+        team.team_barrier();
+        for (int mt = tid; mt < kMicroTiles; mt += nthreads) {  // this thread's micro-tiles
+          const int ty = mt / kMicroCols, tx = mt % kMicroCols;
+          compute* sums = Cs + mt * (TM * TN);
+          compute acc[TM][TN];
+          for (int i = 0; i < TM; ++i)
+            for (int j = 0; j < TN; ++j) acc[i][j] = kt == 0 ? compute(0) : sums[i * TN + j];
+          micro_kernel(As, Bs, ty, tx, acc);
+          if (kt + 1 == ktiles) {
+            store_c(m0, n0, ty, tx, acc);
+          } else {
+            for (int i = 0; i < TM; ++i)
+              for (int j = 0; j < TN; ++j) sums[i * TN + j] = acc[i][j];
+          }
+        }
+        team.team_barrier();
+      }
+    }
+  }
+};
+
+/// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.
+template <class F, class... Tiles>
+bool dispatch_tile(tuning::TileList<Tiles...>, const MatmulConfig& cfg, F&& f) {
+  bool found = false;
+  auto try_one = [&](auto tile) {
+    using T = decltype(tile);
+    if (!found && cfg.bm == T::BM && cfg.bn == T::BN && cfg.bk == T::BK && cfg.tm == T::TM &&
+        cfg.tn == T::TN) {
+      found = true;
+      f(tile);
+    }
+  };
+  (try_one(Tiles{}), ...);
+  return found;
+}
+
+template <class TIn, class TOut, class Tile>
+auto make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  BlockedMatmul<ES, Tile, TIn, TOut> f;
+  f.p = p;
+  f.group_m = cfg.group_m;
+  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
+  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
+  f.vector_length = cfg.vector_length;
+  f.nthreads = cfg.team_size * cfg.vector_length;
+  return f;
+}
+
+}  // namespace detail
+
+template <class TIn, class TOut>
+std::size_t matmul_scratch_bytes(const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  std::size_t bytes = 0;
+  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+    bytes = detail::BlockedMatmul<ES, decltype(tile), TIn, TOut>::scratch_bytes();
+  });
+  return bytes;
+}
+
+template <class TIn, class TOut>
+std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  using compute = typename TypeTraits<TIn>::compute;
+  constexpr bool gpu = tuning::is_gpu_space<ES>();
+  const std::string backend = backend_name();
+
+  // --- shapes and strides
+  if (p.M < 0 || p.N < 0 || p.K < 0)
+    return fmt::format("matrix sizes must be >= 0 (got M={}, N={}, K={})", p.M, p.N, p.K);
+  if (p.a.rows != p.M || p.a.cols != p.K)
+    return fmt::format("op(A) is {}x{}, expected MxK = {}x{}", p.a.rows, p.a.cols, p.M, p.K);
+  if (p.b.rows != p.K || p.b.cols != p.N)
+    return fmt::format("op(B) is {}x{}, expected KxN = {}x{}", p.b.rows, p.b.cols, p.K, p.N);
+  if (p.c.rows != p.M || p.c.cols != p.N)
+    return fmt::format("C is {}x{}, expected MxN = {}x{}", p.c.rows, p.c.cols, p.M, p.N);
+  if (p.M > 0 && p.N > 0) {
+    if (!p.c.data) return "C has no data";
+    if (p.c.rs < 1 || p.c.cs < 1)
+      return fmt::format("C strides must be >= 1 (got row stride {}, column stride {})", p.c.rs, p.c.cs);
+    // Distinct elements of C must not share memory, or threads would race on them.
+    const bool row_major_ok = p.c.rs >= p.N * p.c.cs || p.M == 1;
+    const bool col_major_ok = p.c.cs >= p.M * p.c.rs || p.N == 1;
+    if (!row_major_ok && !col_major_ok)
+      return fmt::format("C strides (row {}, column {}) make distinct elements of a {}x{} matrix overlap",
+                         p.c.rs, p.c.cs, p.M, p.N);
+  }
+  if (p.K > 0 && ((p.M > 0 && !p.a.data) || (p.N > 0 && !p.b.data))) return "A or B has no data";
+  if (p.a.rs < 0 || p.a.cs < 0 || p.b.rs < 0 || p.b.cs < 0)
+    return "A and B strides must be >= 0 (0 repeats a row or column)";
+  if (std::max({p.M, p.N, p.K}) > int64_t(1) << 40)
+    return fmt::format("sizes above 2^40 are not supported (got M={}, N={}, K={})", p.M, p.N, p.K);
+
+  // --- types and epilogue
+  if (std::is_integral<compute>::value && p.act != Activation::none && p.act != Activation::relu)
+    return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed: none, relu",
+                       activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
+
+  // --- config
+  const std::string allowed_tiles = tuning::menu_names();
+  bool in_menu = false;
+  int micro_tiles = 0;
+  std::size_t scratch = 0;
+  int team_max = 0;
+  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+    using Tile = decltype(tile);
+    in_menu = true;
+    micro_tiles = Tile::micro_tiles;
+    using F = detail::BlockedMatmul<ES, Tile, TIn, TOut>;
+    scratch = F::scratch_bytes();
+    if (cfg.vector_length >= 1) {
+      const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
+      typename F::policy_type policy(1, 1, cfg.vector_length);
+      policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(scratch));
+      team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
+    }
+  });
+  if (!in_menu)
+    return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
+                       cfg.tile_name(), backend, allowed_tiles);
+  const int64_t teams = ((p.M + cfg.bm - 1) / cfg.bm) * ((p.N + cfg.bn - 1) / cfg.bn);
+  if (teams > int64_t(INT32_MAX))
+    return fmt::format("config '{}': {}x{} needs {} tiles of {}x{}, over the 2^31-1 teams a launch can have",
+                       cfg.name(), p.M, p.N, teams, cfg.bm, cfg.bn);
+  if (cfg.group_m < 1 || cfg.group_m > 4096)
+    return fmt::format("config '{}': group_m must be in 1..4096 (got {})", cfg.name(), cfg.group_m);
+  if (gpu) {
+    const int vmax = backend == "hip" ? 64 : 32;
+    if (cfg.vector_length < 1 || cfg.vector_length > vmax || (cfg.vector_length & (cfg.vector_length - 1)))
+      return fmt::format("config '{}': vector_length must be a power of two in 1..{} on {} (got {})",
+                         cfg.name(), vmax, backend, cfg.vector_length);
+    if (cfg.team_size * cfg.vector_length != micro_tiles)
+      return fmt::format(
+          "config '{}': on {} each thread owns one {}x{} micro-tile, so team_size x vector_length must be "
+          "{} (got {} x {})",
+          cfg.name(), backend, cfg.tm, cfg.tn, micro_tiles, cfg.team_size, cfg.vector_length);
+  } else {
+    if (cfg.vector_length != 1)
+      return fmt::format("config '{}': vector_length must be 1 on {} (host backends run vector lanes "
+                         "sequentially in one thread; got {})",
+                         cfg.name(), backend, cfg.vector_length);
+    if (cfg.team_size < 1 || cfg.team_size > micro_tiles)
+      return fmt::format("config '{}': team_size must be in 1..{} (the micro-tiles per team tile; got {})",
+                         cfg.name(), micro_tiles, cfg.team_size);
+  }
+  const int level = gpu ? 0 : 1;
+  if (scratch > scratch_limit_bytes())
+    return fmt::format("config '{}': needs {} bytes of team scratch for {} inputs, over the {} level-{} "
+                       "limit of {} bytes",
+                       cfg.name(), scratch, dtype_name(TypeTraits<TIn>::dtype), backend, level,
+                       scratch_limit_bytes());
+  if (cfg.team_size > team_max)
+    return fmt::format("config '{}': team_size {} exceeds the {} maximum of {} for this kernel "
+                       "(with vector_length {})",
+                       cfg.name(), cfg.team_size, backend, team_max, cfg.vector_length);
+  return "";
+}
+
+template <class TIn, class TOut>
+void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  if (p.M == 0 || p.N == 0) return;  // nothing to write
+  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+    using Tile = decltype(tile);
+    using F = detail::BlockedMatmul<ES, Tile, TIn, TOut>;
+    const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
+    const int league = f.tiles_m * f.tiles_n;
+    typename F::policy_type policy(league, cfg.team_size, cfg.vector_length);
+    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+    Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
+                                     dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name()),
+                         policy, f);
+  });
+}
+
+}  // namespace tilekit
+
+/// Explicit instantiation of the matmul entry points for one (input, output) type pair.
+#define TILEKIT_INSTANTIATE_MATMUL(TIN, TOUT)                                                      \
+  template std::string tilekit::check_matmul<TIN, TOUT>(const tilekit::MatmulProblem<TIN, TOUT>&,  \
+                                                         const tilekit::MatmulConfig&);            \
+  template void tilekit::launch_matmul<TIN, TOUT>(const tilekit::MatmulProblem<TIN, TOUT>&,        \
+                                                  const tilekit::MatmulConfig&);                   \
+  template std::size_t tilekit::matmul_scratch_bytes<TIN, TOUT>(const tilekit::MatmulConfig&);

@@ -1,0 +1,69 @@
+#include "kernels/runtime.hpp"
+
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_check.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <fstream>
+#include <thread>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+namespace tilekit {
+
+namespace {
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  }
+  return "unknown CPU";
+}
+}  // namespace
+
+RuntimeInfo runtime_info() {
+  using ES = Kokkos::DefaultExecutionSpace;
+  RuntimeInfo r;
+  r.backend = backend_name();
+  r.concurrency = ES().concurrency();
+  r.scratch_level0 = static_cast<std::size_t>(Kokkos::TeamPolicy<ES>::scratch_size_max(0));
+  r.scratch_level1 = static_cast<std::size_t>(Kokkos::TeamPolicy<ES>::scratch_size_max(1));
+  r.kokkos_version = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+                     "." + std::to_string(KOKKOS_VERSION % 100);
+  r.kokkos_kernels_version = kokkos_kernels_version();
+  r.tilekit_version = TILEKIT_VERSION;
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+    r.device = prop.name;
+    r.architecture = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    r.compute_units = prop.multiProcessorCount;
+  }
+#elif defined(KOKKOS_ENABLE_HIP)
+  int dev = 0;
+  hipDeviceProp_t prop{};
+  if (hipGetDevice(&dev) == hipSuccess && hipGetDeviceProperties(&prop, dev) == hipSuccess) {
+    r.device = prop.name;
+    r.architecture = prop.gcnArchName;
+    r.compute_units = prop.multiProcessorCount;
+  }
+#else
+  r.device = cpu_model();
+  r.architecture = "x86_64";
+  r.compute_units = r.concurrency;
+#endif
+  return r;
+}
+
+}  // namespace tilekit

@@ -1,0 +1,25 @@
+// What this build runs on: backend, device, concurrency, scratch limits, library versions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tilekit {
+
+struct RuntimeInfo {
+  std::string backend;          ///< serial, openmp, cuda, hip
+  std::string device;           ///< GPU name or CPU model
+  std::string architecture;     ///< e.g. "sm_90" or "x86_64"
+  int compute_units = 0;        ///< SMs / CUs, or CPU threads Kokkos uses
+  int concurrency = 0;          ///< Kokkos::DefaultExecutionSpace().concurrency()
+  std::size_t scratch_level0 = 0;  ///< bytes of level-0 team scratch per team
+  std::size_t scratch_level1 = 0;  ///< bytes of level-1 team scratch per team
+  std::string kokkos_version;
+  std::string kokkos_kernels_version;
+  std::string tilekit_version;
+};
+
+/// Call after Kokkos::initialize.
+RuntimeInfo runtime_info();
+
+}  // namespace tilekit

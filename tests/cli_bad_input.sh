@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The app's contract for bad input: a message naming the bad value and what is allowed, exit 2,
+# never a crash. And --help exits 0; a small validated run exits 0.
+set -u
+app=$1
+fail=0; n=0
+expect() {  # expect <status> <text that the output must contain> -- args...
+  local want=$1 text=$2; shift 3
+  local out status
+  out=$("$app" "$@" 2>&1); status=$?
+  n=$((n+1))
+  if [ "$status" -ne "$want" ] || ! grep -qF -- "$text" <<<"$out"; then
+    echo "FAIL: tilekit $* -> status $status (want $want), output lacks '$text':"; echo "$out" | head -5
+    fail=$((fail+1))
+  fi
+}
+expect 0 "Usage"                  -- --help
+expect 0 "--epilogue"             -- matmul --help
+expect 0 "backend"                -- info
+expect 2 "subcommand"             --
+expect 2 "M"                      -- matmul
+expect 2 "abc"                    -- matmul abc 4 4
+expect 2 "-3"                     -- matmul -3 4 4
+expect 2 "99999999999999999999"   -- matmul 99999999999999999999 4 4
+expect 2 "too large"              -- matmul 4000000 4000000 4
+expect 2 "f128"                   -- matmul 4 4 4 --dtype f128
+expect 2 "allowed pairs"          -- matmul 4 4 4 --dtype f32 --out-dtype f16
+expect 2 "tanh"                   -- matmul 4 4 4 --epilogue tanh
+expect 2 "bm7"                    -- matmul 4 4 4 --config bm7
+expect 2 "not in the"             -- matmul 4 4 4 --config bm48_bn48_bk8_tm4_tn4
+expect 2 "team_size"              -- matmul 4 4 4 --config bm32_bn32_bk32_tm2_tn2_t100000
+expect 2 "vector_length"          -- matmul 4 4 4 --config bm32_bn32_bk32_tm2_tn2_v3
+expect 2 "gelu"                   -- matmul 4 4 4 --dtype i8 --epilogue gelu
+expect 2 "integers"               -- matmul 4 4 4 --dtype i8 --alpha 0.5
+expect 2 "diagonal"               -- matmul 4 4 4 --layout-a diagonal
+expect 2 "lda"                    -- matmul 4 4 4 --lda 2
+expect 2 "reps"                   -- matmul 4 4 4 --reps 0
+expect 0 "PASS"                   -- matmul 33 17 9 --check --reps 1 --warmup 0
+expect 0 "PASS"                   -- matmul 0 0 0 --check --reps 1 --warmup 0
+expect 0 '"pass": true'           -- matmul 20 30 40 --dtype bf16 --trans-a --layout-b col --epilogue bias+silu --beta 1 --check --json --reps 1
+echo "cli_bad_input: $((n-fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,306 @@
+// Matmul properties, each checked for every (input, output) type pair on this build's backend.
+#include "tests/matmul_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+
+using namespace tilekit;
+using namespace tilekit::test;
+
+namespace {
+
+template <class P>
+struct MatmulTyped : ::testing::Test {
+  using TIn = typename P::first_type;
+  using TOut = typename P::second_type;
+  static constexpr bool integer = std::is_integral<TIn>::value;
+
+  void expect_matches(const Case& c) {
+    SCOPED_TRACE(c.describe());
+    const Outcome o = run_case<TIn, TOut>(c);
+    EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
+    EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+  }
+};
+
+struct PairNames {
+  template <class P>
+  static std::string GetName(int) {
+    return std::string(dtype_name(TypeTraits<typename P::first_type>::dtype)) + "_" +
+           dtype_name(TypeTraits<typename P::second_type>::dtype);
+  }
+};
+
+using Pairs = ::testing::Types<std::pair<double, double>, std::pair<float, float>, std::pair<f16, f16>,
+                               std::pair<f16, float>, std::pair<bf16, bf16>, std::pair<bf16, float>,
+                               std::pair<int8_t, int32_t>>;
+TYPED_TEST_SUITE(MatmulTyped, Pairs, PairNames);
+
+// Sizes chosen to break tiling: zeros, ones, primes, non-multiples of every menu dimension,
+// one very wide and one very deep problem.
+const std::vector<std::array<int64_t, 3>> kAwkwardSizes = {
+    {0, 0, 0},   {0, 5, 3},    {5, 0, 3},     {4, 5, 0},      {1, 1, 1},   {1, 7, 1},  {7, 1, 1},
+    {1, 1, 300}, {2, 3, 5},    {13, 15, 17},  {31, 37, 41},   {65, 67, 129}, {129, 257, 9},
+    {179, 15, 211}, {12, 3071, 517}, {3, 5, 2053}};
+
+TYPED_TEST(MatmulTyped, MatchesReferenceOnSizesThatBreakTiling) {
+  for (const auto& s : kAwkwardSizes) {
+    Case c;
+    c.M = s[0];
+    c.N = s[1];
+    c.K = s[2];
+    this->expect_matches(c);
+  }
+}
+
+TYPED_TEST(MatmulTyped, EveryMenuConfigMatchesReference) {
+  for (const MatmulConfig& cfg : menu_configs()) {
+    for (const auto& s : std::vector<std::array<int64_t, 3>>{{179, 15, 211}, {67, 131, 45}}) {
+      Case c;
+      c.M = s[0];
+      c.N = s[1];
+      c.K = s[2];
+      c.cfg = cfg;
+      this->expect_matches(c);
+    }
+  }
+}
+
+TYPED_TEST(MatmulTyped, EveryLayoutTransposeAndStrideMatchesReference) {
+  for (int bits = 0; bits < 32; ++bits) {
+    Case c;
+    c.M = 37;
+    c.N = 29;
+    c.K = 71;
+    c.a_col = bits & 1;
+    c.trans_a = bits & 2;
+    c.b_col = bits & 4;
+    c.trans_b = bits & 8;
+    c.c_col = bits & 16;
+    c.pad_a = bits % 3;
+    c.pad_b = (bits / 3) % 3;
+    c.pad_c = 1 + bits % 2;
+    c.beta = 1.0;
+    this->expect_matches(c);
+  }
+}
+
+TYPED_TEST(MatmulTyped, EveryEpilogueMatchesReference) {
+  for (bool bias : {false, true}) {
+    for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::silu,
+                           Activation::gelu}) {
+      Case c;
+      c.M = 45;
+      c.N = 70;
+      c.K = 33;
+      c.beta = 0.5;
+      c.ep.bias = bias;
+      c.ep.act = act;
+      if (this->integer) {
+        c.beta = 1.0;
+        if (act != Activation::none && act != Activation::relu) {
+          EXPECT_THROW((run_case<typename TestFixture::TIn, typename TestFixture::TOut>(c)), InvalidArgument)
+              << c.describe();
+          continue;
+        }
+      }
+      this->expect_matches(c);
+    }
+  }
+}
+
+TYPED_TEST(MatmulTyped, AlphaBetaCombinationsMatchReference) {
+  for (double alpha : {1.0, -2.0, 0.0, 0.5}) {
+    for (double beta : {0.0, 1.0, -1.0, 2.5}) {
+      if (this->integer && (alpha == 0.5 || beta == 2.5)) continue;  // integer scalars only
+      Case c;
+      c.M = 33;
+      c.N = 65;
+      c.K = 19;
+      c.alpha = alpha;
+      c.beta = beta;
+      this->expect_matches(c);
+    }
+  }
+}
+
+TYPED_TEST(MatmulTyped, BetaZeroIgnoresNaNAlreadyInC) {
+  if (this->integer) GTEST_SKIP() << "integers have no NaN";
+  for (int64_t k : {0, 1, 50}) {
+    Case c;
+    c.M = 70;
+    c.N = 33;
+    c.K = k;
+    c.nan_in_c = true;
+    c.ep.bias = true;
+    this->expect_matches(c);
+  }
+}
+
+TYPED_TEST(MatmulTyped, AgreesWithKokkosKernelsGemm) {
+  Case c;
+  c.M = 150;
+  c.N = 97;
+  c.K = 300;
+  c.beta = 1.0;
+  c.b_col = true;
+  c.kokkos_kernels = true;
+  this->expect_matches(c);
+}
+
+TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
+  // A race (a missing barrier) shows up as results that change between identical runs.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  const int64_t M = 200, N = 190, K = 333;
+  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, 11);
+  fill_random(B.data(), K * N, 12);
+  matmul(Op::N, Op::N, 1, A, B, 0, C1, default_config());
+  matmul(Op::N, Op::N, 1, A, B, 0, C2, default_config());
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+  EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+}
+
+// --- the View API, wider accumulation, and rejection of bad input -------------------------------
+
+TEST(MatmulViews, LayoutLeftRightAndStrideSubviewsGiveTheSameProduct) {
+  const int64_t M = 40, N = 50, K = 30;
+  Kokkos::View<float**, Kokkos::LayoutRight> A("A", M, K);
+  Kokkos::View<float**, Kokkos::LayoutLeft> B("B", K, N);
+  Kokkos::View<float**, Kokkos::LayoutRight> C1("C1", M, N);
+  Kokkos::View<float**, Kokkos::LayoutLeft> big("big", M + 7, N + 9);
+  fill_random(A.data(), M * K, 1);
+  fill_random(B.data(), K * N, 2);
+  auto C2 = Kokkos::subview(big, std::make_pair<int64_t, int64_t>(3, 3 + M), std::make_pair<int64_t, int64_t>(5, 5 + N));
+  static_assert(std::is_same<decltype(C2)::array_layout, Kokkos::LayoutStride>::value ||
+                    std::is_same<decltype(C2)::array_layout, Kokkos::LayoutLeft>::value,
+                "subview layout");
+  matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C1, default_config());
+  matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C2, default_config());
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+  auto hbig = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), big);
+  for (int64_t i = 0; i < M + 7; ++i)
+    for (int64_t j = 0; j < N + 9; ++j) {
+      const bool inside = i >= 3 && i < 3 + M && j >= 5 && j < 5 + N;
+      if (inside)
+        ASSERT_EQ(hbig(i, j), h1(i - 3, j - 5)) << i << "," << j;
+      else
+        ASSERT_EQ(hbig(i, j), 0.0f) << "wrote outside the subview at " << i << "," << j;
+    }
+}
+
+TEST(MatmulViews, TransposedViewsComputeTheTransposedProduct) {
+  // C^T = B^T A^T: computing with op = T on the stored transposes must give the same C.
+  const int64_t M = 23, N = 31, K = 17;
+  Kokkos::View<double**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N), At("At", K, M), Bt("Bt", N, K);
+  Kokkos::View<double**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, 3);
+  fill_random(B.data(), K * N, 4);
+  Kokkos::parallel_for(
+      "transpose", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {M, K}),
+      KOKKOS_LAMBDA(int64_t i, int64_t k) { At(k, i) = A(i, k); });
+  Kokkos::parallel_for(
+      "transpose", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {K, N}),
+      KOKKOS_LAMBDA(int64_t k, int64_t j) { Bt(j, k) = B(k, j); });
+  matmul(Op::N, Op::N, 1.0, A, B, 0.0, C1, default_config());
+  matmul(Op::T, Op::T, 1.0, At, Bt, 0.0, C2, default_config());
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) ASSERT_EQ(h1(i, j), h2(i, j));
+}
+
+TEST(MatmulAccumulation, F16InputsAccumulateInF32) {
+  // 4097 products of 1 x 1: an f16 accumulator would stick at 2048 (2049 is not representable).
+  const int64_t M = 3, N = 5, K = 4097;
+  Kokkos::View<f16**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<float**, Kokkos::LayoutRight> C("C", M, N);
+  fill_value(A.data(), M * K, f16(1.0f));
+  fill_value(B.data(), K * N, f16(1.0f));
+  matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C, default_config());
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) EXPECT_EQ(h(i, j), 4097.0f);
+}
+
+TEST(MatmulAccumulation, I8InputsAccumulateInI32Exactly) {
+  const int64_t M = 4, N = 4, K = 1000;
+  Kokkos::View<int8_t**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<int32_t**, Kokkos::LayoutRight> C("C", M, N);
+  fill_value(A.data(), M * K, int8_t(-128));
+  fill_value(B.data(), K * N, int8_t(127));
+  matmul(Op::N, Op::N, 1, A, B, 0, C, default_config(), Activation::none);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  EXPECT_EQ(h(3, 2), -128 * 127 * 1000);
+}
+
+std::string rejection(const MatmulConfig& cfg, int64_t M = 8, int64_t N = 8, int64_t K = 8) {
+  Kokkos::View<float**> A("A", M, K), B("B", K, N), C("C", M, N);
+  try {
+    matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C, cfg);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MatmulRejects, TileOutsideTheMenuNamingTheAllowedTiles) {
+  MatmulConfig cfg = default_config();
+  cfg.bm = 48;
+  const std::string why = rejection(cfg);
+  EXPECT_NE(why.find("not in the"), std::string::npos) << why;
+  EXPECT_NE(why.find(tuning::menu_names()), std::string::npos) << why;
+}
+
+TEST(MatmulRejects, TeamShapesTheBackendCannotRun) {
+  MatmulConfig cfg = default_config();
+  cfg.vector_length = 3;
+  EXPECT_NE(rejection(cfg).find("vector_length"), std::string::npos);
+  cfg = default_config();
+  cfg.team_size = 100000;
+  EXPECT_NE(rejection(cfg).find("team_size"), std::string::npos);
+  cfg = default_config();
+  cfg.group_m = 0;
+  EXPECT_NE(rejection(cfg).find("group_m"), std::string::npos);
+}
+
+TEST(MatmulRejects, MismatchedShapesAndBias) {
+  Kokkos::View<float**> A("A", 4, 5), B("B", 6, 7), C("C", 4, 7);
+  EXPECT_THROW(matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C, default_config()), InvalidArgument);
+  Kokkos::View<float**> B2("B2", 5, 7);
+  Kokkos::View<float*> bias("bias", 6);
+  try {
+    matmul(Op::N, Op::N, 1.0f, A, B2, 0.0f, C, default_config(), Activation::none, bias);
+    FAIL() << "a bias of 6 values for 7 columns was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("one per column"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MatmulRejects, OverlappingOutputStrides) {
+  Kokkos::View<float*> buf("buf", 64);
+  MatmulProblem<float, float> p;
+  p.M = p.N = 4;
+  p.K = 0;
+  p.a = {buf.data(), 4, 0, 1, 1};
+  p.b = {buf.data(), 0, 4, 1, 1};
+  p.c = {buf.data(), 4, 4, 2, 1};  // rows overlap: row stride 2 < 4 columns
+  EXPECT_NE(check_matmul(p, default_config()).find("overlap"), std::string::npos);
+}
+
+TEST(MatmulRejects, NonReluActivationsForIntegerAccumulators) {
+  Kokkos::View<int8_t**> A("A", 4, 4), B("B", 4, 4);
+  Kokkos::View<int32_t**> C("C", 4, 4);
+  try {
+    matmul(Op::N, Op::N, 1, A, B, 0, C, default_config(), Activation::gelu);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("allowed: none, relu"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,121 @@
+#include "kernels/epilogue.hpp"
+#include "kernels/matmul_config.hpp"
+#include "kernels/types.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace tilekit;
+
+TEST(F16, EveryBitPatternRoundTripsThroughFloat) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const f16 h = f16::from_bits(static_cast<uint16_t>(b));
+    const float f = h;
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(static_cast<float>(f16(f)))) << b;
+      continue;
+    }
+    EXPECT_EQ(f16(f).bits, b) << "bits " << b << " -> " << f;
+  }
+}
+
+TEST(F16, RoundsToNearestEvenAndSaturatesToInfinity) {
+  EXPECT_EQ(static_cast<float>(f16(1.0f + 1.0f / 2048)), 1.0f);              // tie -> even (1.0)
+  EXPECT_EQ(static_cast<float>(f16(1.0f + 3.0f / 2048)), 1.0f + 2.0f / 1024);  // tie -> even (up)
+  EXPECT_EQ(static_cast<float>(f16(65504.0f)), 65504.0f);
+  EXPECT_EQ(static_cast<float>(f16(65519.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(static_cast<float>(f16(65520.0f))));
+  EXPECT_EQ(static_cast<float>(f16(5.9604644775390625e-8f)), 5.9604644775390625e-8f);  // smallest subnormal
+  EXPECT_EQ(static_cast<float>(f16(2.98023223876953125e-8f)), 0.0f);                   // tie -> 0 (even)
+  EXPECT_EQ(f16(-0.0f).bits, 0x8000);
+}
+
+TEST(BF16, EveryBitPatternRoundTripsThroughFloat) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const bf16 h = bf16::from_bits(static_cast<uint16_t>(b));
+    const float f = h;
+    if (std::isnan(f)) continue;
+    EXPECT_EQ(bf16(f).bits, b) << b;
+  }
+}
+
+TEST(BF16, RoundsToNearestEvenAndKeepsNaN) {
+  EXPECT_EQ(static_cast<float>(bf16(1.0f + 1.0f / 256)), 1.0f);                 // tie -> even
+  EXPECT_EQ(static_cast<float>(bf16(1.0f + 3.0f / 256)), 1.0f + 2.0f / 128);    // tie -> even (up)
+  EXPECT_TRUE(std::isnan(static_cast<float>(bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isinf(static_cast<float>(bf16(std::numeric_limits<float>::infinity()))));
+}
+
+TEST(Convert, FloatToIntegerRoundsAndSaturates) {
+  EXPECT_EQ((convert<int32_t, float>(2.5f)), 3);
+  EXPECT_EQ((convert<int32_t, float>(-2.5f)), -3);
+  EXPECT_EQ((convert<int8_t, float>(300.0f)), 127);
+  EXPECT_EQ((convert<int8_t, float>(-300.0f)), -128);
+}
+
+TEST(MatmulConfigName, RoundTripsThroughParse) {
+  MatmulConfig c;
+  std::string why;
+  ASSERT_TRUE(MatmulConfig::parse("bm128_bn64_bk16_tm8_tn4_g3_t64_v4", c, why)) << why;
+  EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.bn, 64);
+  EXPECT_EQ(c.bk, 16);
+  EXPECT_EQ(c.tm, 8);
+  EXPECT_EQ(c.tn, 4);
+  EXPECT_EQ(c.group_m, 3);
+  EXPECT_EQ(c.team_size, 64);
+  EXPECT_EQ(c.vector_length, 4);
+  MatmulConfig d;
+  ASSERT_TRUE(MatmulConfig::parse(c.name(), d, why));
+  EXPECT_EQ(c, d);
+}
+
+TEST(MatmulConfigName, OptionalFieldsKeepDefaultsAndGarbageIsRejectedWithAnExample) {
+  MatmulConfig c;
+  c.group_m = 5;
+  std::string why;
+  ASSERT_TRUE(MatmulConfig::parse("bm32_bn32_bk32_tm2_tn2", c, why));
+  EXPECT_EQ(c.group_m, 5);
+  EXPECT_FALSE(MatmulConfig::parse("bm32_bn32", c, why));
+  EXPECT_NE(why.find("expected bm<int>"), std::string::npos) << why;
+  EXPECT_FALSE(MatmulConfig::parse("bm-1_bn32_bk32_tm2_tn2", c, why));
+}
+
+TEST(EpilogueName, EveryAllowedNameParsesAndRoundTrips) {
+  for (const char* s : {"none", "bias", "relu", "leaky_relu", "silu", "gelu", "bias+relu", "bias+leaky_relu",
+                        "bias+silu", "bias+gelu"}) {
+    Epilogue e;
+    std::string why;
+    ASSERT_TRUE(Epilogue::parse(s, e, why)) << s << ": " << why;
+    EXPECT_EQ(e.name(), s);
+  }
+  Epilogue e;
+  std::string why;
+  EXPECT_FALSE(Epilogue::parse("tanh", e, why));
+  EXPECT_NE(why.find("allowed"), std::string::npos);
+  EXPECT_FALSE(Epilogue::parse("bias+none", e, why));
+  EXPECT_FALSE(Epilogue::parse("biasrelu", e, why));
+}
+
+TEST(Activation, SiluAndGeluStayFiniteForHugeInputs) {
+  for (float x : {-1e30f, -1e4f, -100.0f, 100.0f, 1e4f, 1e30f}) {
+    EXPECT_TRUE(std::isfinite(activate(Activation::silu, x))) << x;
+    EXPECT_TRUE(std::isfinite(activate(Activation::gelu, x))) << x;
+  }
+  EXPECT_FLOAT_EQ(activate(Activation::silu, 100.0f), 100.0f);
+  EXPECT_FLOAT_EQ(activate(Activation::silu, -100.0f), -100.0f * std::exp(-100.0f));
+  EXPECT_FLOAT_EQ(activate(Activation::gelu, 1e4f), 1e4f);
+  EXPECT_EQ(activate(Activation::gelu, -1e4f), -0.0f);
+}
+
+TEST(Activation, MatchesTheTextbookFormulas) {
+  for (double x : {-3.0, -0.5, 0.0, 0.25, 2.0}) {
+    EXPECT_DOUBLE_EQ(activate(Activation::relu, x), x > 0 ? x : 0.0);
+    EXPECT_DOUBLE_EQ(activate(Activation::leaky_relu, x), x > 0 ? x : 0.01 * x);
+    EXPECT_NEAR(activate(Activation::silu, x), x / (1 + std::exp(-x)), 1e-15);
+    EXPECT_NEAR(activate(Activation::gelu, x),
+                0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))), 1e-15);
+  }
+}

@@ -1,0 +1,48 @@
+// Per-backend default matmul configurations: one table. Later tuning sweeps rewrite its rows.
+#include "tuning/matmul_tiles.hpp"
+
+#include <array>
+#include <stdexcept>
+
+namespace tilekit {
+namespace tuning {
+
+namespace {
+struct DefaultRow {
+  const char* backend;
+  const char* config;  // full config name
+};
+// Host: team_size 1 (each OpenMP thread is a team and owns whole C tiles; no intra-team barrier
+// traffic between cores). GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
+constexpr std::array<DefaultRow, 4> kDefaults{{
+    {"serial", "bm64_bn64_bk128_tm8_tn16_g8_t1_v1"},
+    {"openmp", "bm64_bn64_bk128_tm8_tn16_g8_t1_v1"},
+    {"cuda", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
+    {"hip", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
+}};
+
+template <class... Tiles>
+std::string names(TileList<Tiles...>) {
+  std::string s;
+  ((s += (s.empty() ? "" : ", ") + Tiles::config().tile_name()), ...);
+  return s;
+}
+}  // namespace
+
+MatmulConfig default_matmul_config(const std::string& backend, DType /*input*/) {
+  for (const auto& row : kDefaults) {
+    if (backend == row.backend) {
+      MatmulConfig c;
+      std::string why;
+      if (!MatmulConfig::parse(row.config, c, why)) throw std::logic_error(why);
+      return c;
+    }
+  }
+  throw std::invalid_argument("no default matmul config for backend '" + backend +
+                              "' (known: serial, openmp, cuda, hip)");
+}
+
+std::string menu_names() { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}); }
+
+}  // namespace tuning
+}  // namespace tilekit
