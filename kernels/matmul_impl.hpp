@@ -25,6 +25,16 @@
 
 #include <fmt/format.h>
 
+// Full unrolling of the fixed-trip micro-tile loops, so that the TM x TN accumulators are registers
+// (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define TILEKIT_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__clang__)
+#define TILEKIT_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TILEKIT_UNROLL
+#endif
+
 namespace tilekit {
 namespace detail {
 
@@ -66,11 +76,11 @@ struct BlockedMatmul {
   int vector_length;
   int nthreads;
 
-  static constexpr std::size_t scratch_elems() {
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() {
     return std::size_t(BK) * AS_LD + std::size_t(BK) * BS_LD +
            (kRegisterResident ? 0 : std::size_t(BM) * BN);
   }
-  static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute); }
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute); }
 
   // Stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
   // consecutive rows). Consecutive threads take consecutive elements along whichever dimension is
@@ -121,10 +131,15 @@ struct BlockedMatmul {
     const compute* b_row = Bs + tx * TN;
     for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
       compute av[TM], bv[TN];
+      TILEKIT_UNROLL
       for (int i = 0; i < TM; ++i) av[i] = a_col[k * AS_LD + i];
+      TILEKIT_UNROLL
       for (int j = 0; j < TN; ++j) bv[j] = b_row[k * BS_LD + j];
-      for (int i = 0; i < TM; ++i)
+      TILEKIT_UNROLL
+      for (int i = 0; i < TM; ++i) {
+        TILEKIT_UNROLL
         for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
+      }
     }
   }
 
@@ -133,12 +148,13 @@ struct BlockedMatmul {
   KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
                                       const compute (&acc)[TM][TN]) const {
     const auto& c = p.c;
+    TILEKIT_UNROLL
     for (int i = 0; i < TM; ++i) {
       const int64_t gi = m0 + ty * TM + i;
-      if (gi >= p.M) break;
+      TILEKIT_UNROLL
       for (int j = 0; j < TN; ++j) {
         const int64_t gj = n0 + tx * TN + j;
-        if (gj >= p.N) break;
+        if (gi >= p.M || gj >= p.N) continue;  // predicated, not break: keeps the loops unrollable
         compute v = p.alpha * acc[i][j];
         TOut& out = c(gi, gj);
         if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
@@ -159,7 +175,8 @@ struct BlockedMatmul {
     const int tile_n = (pid % per_group) / group_rows;
     const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
 
-    compute* As = static_cast<compute*>(team.team_scratch(kScratchLevel).get_shmem(scratch_bytes()));
+    const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
+    compute* As = static_cast<compute*>(team.team_scratch(level).get_shmem(scratch_bytes()));
     compute* Bs = As + BK * AS_LD;
     compute* Cs = Bs + BK * BS_LD;  // host only: BM x BN running sums, micro-tile after micro-tile
     const int tid = team.team_rank() * vector_length + vector_lane();
@@ -170,8 +187,11 @@ struct BlockedMatmul {
     if constexpr (kRegisterResident) {
       const int ty = tid / kMicroCols, tx = tid % kMicroCols;
       compute acc[TM][TN];
-      for (int i = 0; i < TM; ++i)
+      TILEKIT_UNROLL
+      for (int i = 0; i < TM; ++i) {
+        TILEKIT_UNROLL
         for (int j = 0; j < TN; ++j) acc[i][j] = compute(0);
+      }
       for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then rank-BK update
         const int64_t k0 = kt * BK;
         const bool full = full_mn && k0 + BK <= p.K;  // unmasked loads when the tile is interior
@@ -193,14 +213,20 @@ struct BlockedMatmul {
           const int ty = mt / kMicroCols, tx = mt % kMicroCols;
           compute* sums = Cs + mt * (TM * TN);
           compute acc[TM][TN];
-          for (int i = 0; i < TM; ++i)
+          TILEKIT_UNROLL
+          for (int i = 0; i < TM; ++i) {
+            TILEKIT_UNROLL
             for (int j = 0; j < TN; ++j) acc[i][j] = kt == 0 ? compute(0) : sums[i * TN + j];
+          }
           micro_kernel(As, Bs, ty, tx, acc);
           if (kt + 1 == ktiles) {
             store_c(m0, n0, ty, tx, acc);
           } else {
-            for (int i = 0; i < TM; ++i)
+            TILEKIT_UNROLL
+            for (int i = 0; i < TM; ++i) {
+              TILEKIT_UNROLL
               for (int j = 0; j < TN; ++j) sums[i * TN + j] = acc[i][j];
+            }
           }
         }
         team.team_barrier();

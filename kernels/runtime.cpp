@@ -18,7 +18,7 @@
 namespace tilekit {
 
 namespace {
-std::string cpu_model() {
+[[maybe_unused]] std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
   while (std::getline(f, line)) {

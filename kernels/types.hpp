@@ -187,8 +187,10 @@ KOKKOS_INLINE_FUNCTION To convert(From v) {
     return To(static_cast<float>(v));
   } else if constexpr (std::is_integral<To>::value && !std::is_integral<From>::value) {
     const double d = static_cast<double>(static_cast<float>(v) == static_cast<float>(v) ? v : From(0));
-    const double lo = static_cast<double>(std::numeric_limits<To>::lowest());
-    const double hi = static_cast<double>(std::numeric_limits<To>::max());
+    static_assert(std::is_signed<To>::value, "integer outputs are signed");
+    // (numeric_limits is host-only under nvcc without --expt-relaxed-constexpr)
+    const double hi = static_cast<double>((uint64_t(1) << (8 * sizeof(To) - 1)) - 1);
+    const double lo = -hi - 1.0;
     const double r = d < 0 ? d - 0.5 : d + 0.5;
     return static_cast<To>(r < lo ? lo : (r > hi ? hi : r));
   } else if constexpr (std::is_same<From, f16>::value || std::is_same<From, bf16>::value) {

@@ -63,6 +63,10 @@ case "$backend" in
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;
 esac
 
+if [ -n "${Kokkos_ROOT:-}" ]; then
+  say "Kokkos_ROOT is set: using the Kokkos at $Kokkos_ROOT (nothing built)"
+  echo "$Kokkos_ROOT"; exit 0
+fi
 if [ -f "$prefix/.complete" ]; then
   say "using cached Kokkos $KOKKOS_VERSION ($backend) at $prefix"
   echo "$prefix"; exit 0

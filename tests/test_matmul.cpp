@@ -193,6 +193,14 @@ TEST(MatmulViews, LayoutLeftRightAndStrideSubviewsGiveTheSameProduct) {
     }
 }
 
+// dst = src^T on the device (a free function: nvcc rejects device lambdas inside TEST bodies).
+template <class V>
+void transpose_into(const V& src, const V& dst) {
+  Kokkos::parallel_for(
+      "transpose", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {int64_t(src.extent(0)), int64_t(src.extent(1))}),
+      KOKKOS_LAMBDA(int64_t i, int64_t j) { dst(j, i) = src(i, j); });
+}
+
 TEST(MatmulViews, TransposedViewsComputeTheTransposedProduct) {
   // C^T = B^T A^T: computing with op = T on the stored transposes must give the same C.
   const int64_t M = 23, N = 31, K = 17;
@@ -200,12 +208,8 @@ TEST(MatmulViews, TransposedViewsComputeTheTransposedProduct) {
   Kokkos::View<double**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
   fill_random(A.data(), M * K, 3);
   fill_random(B.data(), K * N, 4);
-  Kokkos::parallel_for(
-      "transpose", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {M, K}),
-      KOKKOS_LAMBDA(int64_t i, int64_t k) { At(k, i) = A(i, k); });
-  Kokkos::parallel_for(
-      "transpose", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {K, N}),
-      KOKKOS_LAMBDA(int64_t k, int64_t j) { Bt(j, k) = B(k, j); });
+  transpose_into(A, At);
+  transpose_into(B, Bt);
   matmul(Op::N, Op::N, 1.0, A, B, 0.0, C1, default_config());
   matmul(Op::T, Op::T, 1.0, At, Bt, 0.0, C2, default_config());
   auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
