@@ -5,6 +5,7 @@
 #include "kernels/matmul_check.hpp"
 #include "kernels/runtime.hpp"
 #include "tuning/matmul_tiles.hpp"
+#include "tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -30,7 +31,7 @@ struct MatmulOpts {
   std::string epilogue = "none";
   std::string config = "auto";
   int reps = 10, warmup = 2;
-  bool check = false, json = false, verbose = false;
+  bool check = false, json = false, verbose = false;  // verbose: say which config auto chose, and why
   uint64_t seed = 42;
 };
 
@@ -88,9 +89,19 @@ int run_typed(const MatmulOpts& o) {
 
   MatmulConfig cfg;
   std::string config_source;
+  // (the problem `p` below is complete before the config is resolved, so auto can validate)
+  auto resolve_auto = [&](const MatmulProblem<TIn, TOut>& prob) {
+    const tuning::MatmulLayouts layouts{o.layout_a == "row" ? o.trans_a : !o.trans_a,
+                                        o.layout_b == "row" ? o.trans_b : !o.trans_b, o.layout_c == "col"};
+    const auto key = tuning::matmul_key(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, layouts, ep, o.M, o.N, o.K);
+    const auto r = tuning::resolve_matmul_config(key, TypeTraits<TIn>::dtype,
+                                                 [&](const MatmulConfig& c) { return check_matmul(prob, c); });
+    cfg = r.config;
+    config_source = "auto: " + r.source;
+    if (o.verbose) fmt::print(stderr, "config auto -> {} ({}): {}\n", cfg.name(), r.source, r.why);
+  };
   if (o.config == "auto") {
-    cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype);
-    config_source = fmt::format("default for {}", info.backend);
+    config_source = "auto";
   } else {
     cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype);
     if (!MatmulConfig::parse(o.config, cfg, why)) throw InvalidArgument(why);
@@ -123,6 +134,7 @@ int run_typed(const MatmulOpts& o) {
   p.beta = static_cast<compute>(o.beta);
   p.bias = ep.bias ? bias.data() : nullptr;
   p.act = ep.act;
+  if (o.config == "auto") resolve_auto(p);
   why = check_matmul(p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
 
@@ -187,19 +199,12 @@ int dispatch(const MatmulOpts& o) {
   DType in, out;
   if (!parse_dtype(o.dtype, in))
     throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i8)", o.dtype));
-  std::string out_name = o.out_dtype.empty() ? (in == DType::i8 ? "i32" : o.dtype) : o.out_dtype;
+  const std::string out_name = o.out_dtype.empty() ? dtype_name(default_out_dtype(in)) : o.out_dtype;
   if (!parse_dtype(out_name, out))
     throw InvalidArgument(fmt::format("unknown --out-dtype '{}' (allowed pairs: {})", out_name, supported_type_pairs()));
-  auto is = [&](DType a, DType b) { return in == a && out == b; };
-  if (is(DType::f64, DType::f64)) return run_typed<double, double>(o);
-  if (is(DType::f32, DType::f32)) return run_typed<float, float>(o);
-  if (is(DType::f16, DType::f16)) return run_typed<f16, f16>(o);
-  if (is(DType::f16, DType::f32)) return run_typed<f16, float>(o);
-  if (is(DType::bf16, DType::bf16)) return run_typed<bf16, bf16>(o);
-  if (is(DType::bf16, DType::f32)) return run_typed<bf16, float>(o);
-  if (is(DType::i8, DType::i32)) return run_typed<int8_t, int32_t>(o);
-  throw InvalidArgument(fmt::format("unsupported type pair {} -> {} (allowed: {})", dtype_name(in),
-                                    dtype_name(out), supported_type_pairs()));
+  return with_type_pair(in, out, [&](auto tin, auto tout) {
+    return run_typed<typename decltype(tin)::type, typename decltype(tout)::type>(o);
+  });
 }
 
 }  // namespace
@@ -244,6 +249,7 @@ Runner add_matmul(CLI::App& app) {
   app.add_option("--seed", o->seed, "random seed of the inputs")->capture_default_str();
   app.add_flag("--check", o->check, "validate against KokkosBlas::gemm (in f64) on the same execution space");
   app.add_flag("--json", o->json, "print JSON instead of text");
+  app.add_flag("-v,--verbose", o->verbose, "say which config --config auto chose, and why");
   return [o]() { return dispatch(*o); };
 }
 

@@ -12,5 +12,6 @@ using Runner = std::function<int()>;
 
 Runner add_matmul(CLI::App& app);
 Runner add_info(CLI::App& app);
+Runner add_tune(CLI::App& app);
 
 }  // namespace tilekit::app

@@ -20,6 +20,8 @@ int main(int argc, char* argv[]) {
   };
   add("matmul", "C = alpha op(A) op(B) + beta C with a fused epilogue; timed, optionally validated",
       tilekit::app::add_matmul);
+  add("tune", "sweep tile configs, verify each, keep the best per shape in the tuning cache",
+      tilekit::app::add_tune);
   add("info", "backend, device, concurrency, scratch limits, versions", tilekit::app::add_info);
 
   try {

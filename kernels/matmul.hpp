@@ -62,6 +62,30 @@ std::string backend_name();
 /// The (input, output) type pairs tilekit instantiates, e.g. "f32->f32, f16->f16, f16->f32, ...".
 const char* supported_type_pairs();
 
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+/// Calls f(TypeTag<TIn>{}, TypeTag<TOut>{}) for a supported (input, output) pair; throws
+/// InvalidArgument naming the allowed pairs otherwise.
+template <class F>
+decltype(auto) with_type_pair(DType in, DType out, F&& f) {
+  auto is = [&](DType a, DType b) { return in == a && out == b; };
+  if (is(DType::f64, DType::f64)) return f(TypeTag<double>{}, TypeTag<double>{});
+  if (is(DType::f32, DType::f32)) return f(TypeTag<float>{}, TypeTag<float>{});
+  if (is(DType::f16, DType::f16)) return f(TypeTag<f16>{}, TypeTag<f16>{});
+  if (is(DType::f16, DType::f32)) return f(TypeTag<f16>{}, TypeTag<float>{});
+  if (is(DType::bf16, DType::bf16)) return f(TypeTag<bf16>{}, TypeTag<bf16>{});
+  if (is(DType::bf16, DType::f32)) return f(TypeTag<bf16>{}, TypeTag<float>{});
+  if (is(DType::i8, DType::i32)) return f(TypeTag<int8_t>{}, TypeTag<int32_t>{});
+  throw InvalidArgument(std::string("unsupported type pair ") + dtype_name(in) + " -> " + dtype_name(out) +
+                        " (allowed: " + supported_type_pairs() + ")");
+}
+
+/// The output type used when none is given: the input type, i32 for i8.
+inline DType default_out_dtype(DType in) { return in == DType::i8 ? DType::i32 : in; }
+
 /// Returns "" if the problem and config are valid for this build's backend, else what is wrong.
 template <class TIn, class TOut>
 std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);

@@ -143,6 +143,55 @@ struct BlockedMatmul {
     }
   }
 
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+  // Host micro-kernel with explicit SIMD vectors (GCC/Clang vector extensions): each of the TM rows
+  // of the micro-tile is TN / W vectors; per k, one row of Bs is loaded as vectors, each A value is
+  // broadcast, and TM x TN/W vector FMAs update accumulators that stay in registers. (Left to the
+  // auto-vectoriser, the fully unrolled scalar loops were not vectorised.)
+#if defined(__AVX512F__)
+  static constexpr int kSimdBytes = 64;
+#elif defined(__AVX__)
+  static constexpr int kSimdBytes = 32;
+#else
+  static constexpr int kSimdBytes = 16;
+#endif
+  static constexpr bool kHostSimd = !kRegisterResident && (TN * sizeof(compute)) % kSimdBytes == 0;
+  typedef compute simd_t __attribute__((vector_size(kSimdBytes)));
+  static constexpr int NV = int(TN * sizeof(compute) / kSimdBytes);  // vectors per micro-tile row
+
+  typedef compute simd_u __attribute__((vector_size(kSimdBytes), aligned(alignof(compute))));  // unaligned
+
+  // noinline: inlined into the team functor, GCC spilled the accumulators to the stack every k.
+  __attribute__((noinline)) static void micro_kernel_simd(const compute* As, const compute* Bs, int ty, int tx,
+                                                          compute (&acc)[TM][TN]) {
+    simd_t v[TM][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < TM; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) v[i][w] = reinterpret_cast<const simd_u*>(&acc[i][0])[w];
+    const compute* a_col = As + ty * TM;
+    const compute* b_row = Bs + tx * TN;
+    for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
+      simd_t b[NV];
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) b[w] = reinterpret_cast<const simd_u*>(b_row + k * BS_LD)[w];
+#pragma GCC unroll 16
+      for (int i = 0; i < TM; ++i) {
+        const simd_t a = a_col[k * AS_LD + i] - simd_t{};  // broadcast (x - 0 == x for every x)
+#pragma GCC unroll 8
+        for (int w = 0; w < NV; ++w) v[i][w] += a * b[w];
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < TM; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) reinterpret_cast<simd_u*>(&acc[i][0])[w] = v[i][w];
+  }
+#else
+  static constexpr bool kHostSimd = false;
+  static void micro_kernel_simd(const compute*, const compute*, int, int, compute (&)[TM][TN]) {}
+#endif
+
   // Epilogue of one micro-tile: alpha/beta, bias, activation in the compute type, then the downcast.
   // Rows and columns outside C are masked.
   KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
@@ -218,7 +267,10 @@ struct BlockedMatmul {
             TILEKIT_UNROLL
             for (int j = 0; j < TN; ++j) acc[i][j] = kt == 0 ? compute(0) : sums[i * TN + j];
           }
-          micro_kernel(As, Bs, ty, tx, acc);
+          if constexpr (kHostSimd)
+            micro_kernel_simd(As, Bs, ty, tx, acc);
+          else
+            micro_kernel(As, Bs, ty, tx, acc);
           if (kt + 1 == ktiles) {
             store_c(m0, n0, ty, tx, acc);
           } else {

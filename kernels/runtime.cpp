@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -29,6 +30,20 @@ namespace {
   }
   return "unknown CPU";
 }
+// Largest cache level the kernel reports for cpu0 (sysconf's figure is wrong in some VMs).
+[[maybe_unused]] std::size_t host_last_level_cache() {
+  std::size_t best = 0;
+  for (int idx = 0; idx < 8; ++idx) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
+    std::string v;
+    if (!(f >> v) || v.empty()) continue;
+    std::size_t mult = 1;
+    if (v.back() == 'K') mult = 1024;
+    if (v.back() == 'M') mult = 1024 * 1024;
+    best = std::max<std::size_t>(best, std::stoull(v) * mult);
+  }
+  return best > 0 ? best : std::size_t(32) << 20;
+}
 }  // namespace
 
 RuntimeInfo runtime_info() {
@@ -49,6 +64,7 @@ RuntimeInfo runtime_info() {
     r.device = prop.name;
     r.architecture = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
     r.compute_units = prop.multiProcessorCount;
+    r.last_level_cache = static_cast<std::size_t>(prop.l2CacheSize);
   }
 #elif defined(KOKKOS_ENABLE_HIP)
   int dev = 0;
@@ -57,11 +73,13 @@ RuntimeInfo runtime_info() {
     r.device = prop.name;
     r.architecture = prop.gcnArchName;
     r.compute_units = prop.multiProcessorCount;
+    r.last_level_cache = static_cast<std::size_t>(prop.l2CacheSize);
   }
 #else
   r.device = cpu_model();
   r.architecture = "x86_64";
   r.compute_units = r.concurrency;
+  r.last_level_cache = host_last_level_cache();
 #endif
   return r;
 }

@@ -14,6 +14,7 @@ struct RuntimeInfo {
   int concurrency = 0;          ///< Kokkos::DefaultExecutionSpace().concurrency()
   std::size_t scratch_level0 = 0;  ///< bytes of level-0 team scratch per team
   std::size_t scratch_level1 = 0;  ///< bytes of level-1 team scratch per team
+  std::size_t last_level_cache = 0;  ///< bytes of the last-level cache (GPU L2, CPU L3)
   std::string kokkos_version;
   std::string kokkos_kernels_version;
   std::string tilekit_version;

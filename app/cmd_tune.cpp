@@ -1,0 +1,239 @@
+// tilekit tune matmul: sweep the search space for a list of shapes, verify every candidate, keep
+// the best per shape in the tuning cache, and report (table, CSV + JSON of every candidate, plot).
+#include "app/commands.hpp"
+#include "app/svg_plot.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/runtime.hpp"
+#include "tuning/matmul_tuner.hpp"
+#include "tuning/vendor_blas.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <regex>
+
+namespace tilekit::app {
+
+namespace {
+
+struct TuneOpts {
+  std::string sizes = "256:1024:256";
+  std::string dtype = "f32", out_dtype;
+  std::string layout_a = "row", layout_b = "row", layout_c = "row";
+  std::string epilogue = "none";
+  std::string strategy = "exhaustive";
+  int budget = 0;
+  double seconds = 0;
+  uint64_t seed = 1;
+  int reps = 7, warmup = 2;
+  std::string out;    // report directory
+  std::string cache;  // cache directory
+  bool no_baselines = false, no_cache = false, quiet = false;
+};
+
+// "256:4096:256" (squares from 256 to 4096 step 256), "1024", "512x256x128", or a comma list.
+std::vector<std::array<int64_t, 3>> parse_sizes(const std::string& s) {
+  std::vector<std::array<int64_t, 3>> out;
+  static const std::regex range(R"((\d{1,7}):(\d{1,7}):(\d{1,7}))"), one(R"((\d{1,7}))"),
+      mnk(R"((\d{1,7})x(\d{1,7})x(\d{1,7}))");
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t comma = s.find(',', start);
+    const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::smatch m;
+    if (std::regex_match(item, m, range)) {
+      const int64_t a = std::stoll(m[1]), b = std::stoll(m[2]), step = std::stoll(m[3]);
+      if (step == 0 || a > b || a == 0)
+        throw InvalidArgument(fmt::format("--sizes '{}': a range needs 0 < first <= last and step > 0", item));
+      for (int64_t v = a; v <= b; v += step) out.push_back({v, v, v});
+    } else if (std::regex_match(item, m, mnk)) {
+      out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
+    } else if (std::regex_match(item, m, one)) {
+      const int64_t v = std::stoll(m[1]);
+      out.push_back({v, v, v});
+    } else {
+      throw InvalidArgument(fmt::format(
+          "--sizes: '{}' is not a size (allowed: N, MxNxK, first:last:step, or a comma list of them)", item));
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() > 10000) throw InvalidArgument("--sizes: more than 10000 shapes");
+  for (const auto& sh : out)
+    if (sh[0] * sh[1] > (int64_t(1) << 34) || sh[1] * sh[2] > (int64_t(1) << 34) || sh[0] * sh[2] > (int64_t(1) << 34))
+      throw InvalidArgument(fmt::format("--sizes: {}x{}x{} is too large to tune (limit 2^34 elements a matrix)",
+                                        sh[0], sh[1], sh[2]));
+  return out;
+}
+
+std::string shape_str(const std::array<int64_t, 3>& s) { return fmt::format("{}x{}x{}", s[0], s[1], s[2]); }
+
+// A one-line progress bar on a terminal: done/total, ETA, best so far.
+struct ProgressBar {
+  bool enabled;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  explicit ProgressBar(bool on) : enabled(on && ::isatty(STDERR_FILENO)) {}
+  void operator()(int done, int total, const std::string& best) const {
+    if (!enabled) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = done > 0 ? el / done * (total - done) : 0.0;
+    const int width = 30, filled = total > 0 ? width * done / total : width;
+    fmt::print(stderr, "\r[{}{}] {}/{}  ETA {:.0f}s  best {}\033[K", std::string(filled, '#'),
+               std::string(width - filled, '.'), done, total, eta, best.empty() ? "-" : best);
+    if (done == total) fmt::print(stderr, "\n");
+  }
+};
+
+int run_tune_matmul(const TuneOpts& o) {
+  using namespace tuning;
+  MatmulTuneRequest req;
+  req.shapes = parse_sizes(o.sizes);
+  if (!parse_dtype(o.dtype, req.in) || req.in == DType::i32)
+    throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i8)", o.dtype));
+  const std::string out_name = o.out_dtype.empty() ? dtype_name(default_out_dtype(req.in)) : o.out_dtype;
+  if (!parse_dtype(out_name, req.out))
+    throw InvalidArgument(fmt::format("unknown --out-dtype '{}' (allowed pairs: {})", out_name, supported_type_pairs()));
+  with_type_pair(req.in, req.out, [](auto, auto) { return 0; });  // rejects unsupported pairs
+  std::string why;
+  if (!Epilogue::parse(o.epilogue, req.epilogue, why)) throw InvalidArgument(why);
+  if (!parse_strategy(o.strategy, req.strategy))
+    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random)", o.strategy));
+  req.layouts = {o.layout_a == "col", o.layout_b == "col", o.layout_c == "col"};
+  req.budget = {o.budget, o.seconds};
+  req.seed = o.seed;
+  req.reps = o.reps;
+  req.warmup = o.warmup;
+  req.baselines = !o.no_baselines;
+
+  const RuntimeInfo info = runtime_info();
+  std::unique_ptr<TuningCache> cache;
+  if (!o.no_cache) {
+    cache = std::make_unique<TuningCache>(
+        TuningCache::for_current_device(o.cache.empty() ? TuningCache::default_dir() : o.cache));
+    cache->load();
+    for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
+  }
+  const std::string out_dir =
+      o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
+  std::filesystem::create_directories(out_dir);
+
+  if (!o.quiet)
+    fmt::print("tuning matmul {} -> {} {} epilogue={} on {} ({}), {} shapes, strategy {}{}\n", dtype_name(req.in),
+               dtype_name(req.out), req.layouts.str(), req.epilogue.name(), info.backend, info.device,
+               req.shapes.size(), strategy_name(req.strategy),
+               req.budget.count ? fmt::format(" (budget {} per shape, seed {})", req.budget.count, req.seed) : "");
+  const ProgressBar bar(!o.quiet);
+  const MatmulTuneResult res = tune_matmul(req, cache.get(), [&](int d, int t, const std::string& b) { bar(d, t, b); });
+
+  // --- table
+  fmt::print("\n{:>16} {:>38} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "shape", "best config", "time ms", "TFLOP/s",
+             "x default", "KK TF/s", "x KK", "vendor");
+  for (const auto& s : res.shapes) {
+    if (!s.best) {
+      fmt::print("{:>16} no verified candidate ({} pruned, {} failed, {} rejected)\n", shape_str(s.shape), s.pruned,
+                 s.failed, s.rejected);
+      continue;
+    }
+    const double xdef = s.default_result && s.default_result->status == "ok" ? s.default_result->median_s / s.best->median_s : 0;
+    fmt::print("{:>16} {:>38} {:>10.3f} {:>9.3f} {:>9.2f} {:>9.3f} {:>9.2f} {:>9}\n", shape_str(s.shape),
+               s.best->config.name(), s.best->median_s * 1e3, s.best->tflops, xdef, s.kk_tflops,
+               s.kk_tflops > 0 ? s.best->tflops / s.kk_tflops : 0.0,
+               s.vendor_tflops > 0 ? fmt::format("{:.3f}", s.vendor_tflops) : "-");
+  }
+
+  // --- CSV and JSON of every candidate, the summary, the plot
+  {
+    std::ofstream csv(out_dir + "/candidates.csv");
+    csv << "M,N,K,config,status,median_s,p20_s,p80_s,tflops,rel_error,is_default,reason\n";
+    for (const auto& c : res.candidates) {
+      std::string reason = c.reason;
+      for (char& ch : reason)
+        if (ch == '"') ch = '\'';
+      csv << fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{:.3e},{},\"{}\"\n", c.shape[0], c.shape[1],
+                         c.shape[2], c.config.name(), c.status, c.median_s, c.p20_s, c.p80_s, c.tflops, c.rel_error,
+                         c.is_default ? 1 : 0, reason);
+    }
+  }
+  nlohmann::json j;
+  j["context"] = {{"backend", info.backend}, {"device", info.device}, {"architecture", info.architecture},
+                  {"tilekit_version", info.tilekit_version}, {"kokkos_version", info.kokkos_version},
+                  {"dtype", dtype_name(req.in)}, {"out_dtype", dtype_name(req.out)},
+                  {"layouts", req.layouts.str()}, {"epilogue", req.epilogue.name()},
+                  {"strategy", strategy_name(req.strategy)}, {"budget", req.budget.count},
+                  {"seconds", req.budget.seconds}, {"seed", req.seed}, {"reps", req.reps},
+                  {"vendor_blas", vendor_blas_name()}};
+  for (const auto& c : res.candidates)
+    j["candidates"].push_back({{"shape", c.shape}, {"config", c.config.name()}, {"status", c.status},
+                               {"reason", c.reason}, {"median_s", c.median_s}, {"p20_s", c.p20_s},
+                               {"p80_s", c.p80_s}, {"tflops", c.tflops}, {"rel_error", c.rel_error},
+                               {"is_default", c.is_default}});
+  PlotSeries tuned{"tuned", {}, {}}, def{"default", {}, {}}, kk{"Kokkos Kernels", {}, {}}, vendor{"vendor BLAS", {}, {}};
+  for (const auto& s : res.shapes) {
+    const double x = double(s.shape[0]);
+    tuned.x.push_back(x), tuned.y.push_back(s.best ? s.best->tflops : 0);
+    def.x.push_back(x), def.y.push_back(s.default_result ? s.default_result->tflops : 0);
+    kk.x.push_back(x), kk.y.push_back(s.kk_tflops);
+    vendor.x.push_back(x), vendor.y.push_back(s.vendor_tflops);
+    j["shapes"].push_back({{"shape", s.shape},
+                           {"best", s.best ? s.best->config.name() : ""},
+                           {"best_tflops", s.best ? s.best->tflops : 0.0},
+                           {"default_tflops", s.default_result ? s.default_result->tflops : 0.0},
+                           {"kokkos_kernels_tflops", s.kk_tflops},
+                           {"vendor_tflops", s.vendor_tflops},
+                           {"baselines_computed_in", s.baseline_note},
+                           {"tried", s.tried}, {"pruned", s.pruned}, {"failed", s.failed}, {"rejected", s.rejected}});
+  }
+  std::ofstream(out_dir + "/candidates.json") << j.dump(1) << "\n";
+  std::vector<PlotSeries> series{tuned, def, kk};
+  if (vendor_blas_available()) series.push_back(vendor);
+  write_svg_plot(out_dir + "/plot.svg",
+                 fmt::format("matmul {}->{} on {} ({})", dtype_name(req.in), dtype_name(req.out), info.backend, info.device),
+                 "M (= N = K for square sizes)", "TFLOP/s", series);
+  fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
+             cache ? fmt::format("; best configs stored in {}", cache->path()) : "");
+  for (const auto& w : cache ? cache->warnings() : std::vector<std::string>{}) fmt::print(stderr, "warning: {}\n", w);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_tune(CLI::App& app) {
+  app.require_subcommand(1);
+  CLI::App* mm = app.add_subcommand("matmul", "tune the blocked matmul for a list of shapes");
+  auto o = std::make_shared<TuneOpts>();
+  const auto layouts = CLI::IsMember({"row", "col"});
+  mm->add_option("--sizes", o->sizes, "shapes: N, MxNxK, first:last:step (squares), comma-separated")
+      ->capture_default_str();
+  mm->add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str();
+  mm->add_option("--out-dtype", o->out_dtype, "output type (default: input type, i32 for i8)");
+  mm->add_option("--layout-a", o->layout_a, "storage of op(A): row or col")->check(layouts)->capture_default_str();
+  mm->add_option("--layout-b", o->layout_b, "storage of op(B): row or col")->check(layouts)->capture_default_str();
+  mm->add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
+  mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str();
+  mm->add_option("--strategy", o->strategy, "exhaustive or random")->capture_default_str();
+  mm->add_option("--budget", o->budget, "random/exhaustive: at most this many candidates per shape (0 = all)")
+      ->check(CLI::Range(0, 1000000));
+  mm->add_option("--seconds", o->seconds, "stop measuring a shape after this many seconds (0 = no limit)")
+      ->check(CLI::Range(0.0, 1e7));
+  mm->add_option("--seed", o->seed, "seed of the random strategy and of the inputs")->capture_default_str();
+  mm->add_option("--reps", o->reps, "timed repetitions per candidate (>= 7)")->check(CLI::Range(7, 100000))->capture_default_str();
+  mm->add_option("--warmup", o->warmup, "untimed runs per candidate")->check(CLI::Range(0, 1000))->capture_default_str();
+  mm->add_option("--out", o->out, "report directory (CSV, JSON, plot); default tilekit-tune-matmul-<backend>-<dtype>");
+  mm->add_option("--cache", o->cache, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
+  mm->add_flag("--no-cache", o->no_cache, "do not store the results in the tuning cache");
+  mm->add_flag("--no-baselines", o->no_baselines, "skip timing Kokkos Kernels gemm and the vendor BLAS");
+  mm->add_flag("-q,--quiet", o->quiet, "no progress bar");
+  return [mm, o]() -> int {
+    if (mm->parsed()) return run_tune_matmul(*o);
+    return 2;
+  };
+}
+
+}  // namespace tilekit::app

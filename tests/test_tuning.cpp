@@ -1,0 +1,243 @@
+// The tuning layer: search strategies, pruning, verification, the cache and the auto fallback chain.
+#include "kernels/matmul.hpp"
+#include "tuning/cache.hpp"
+#include "tuning/matmul_tiles.hpp"
+#include "tuning/matmul_tuner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace tilekit;
+using namespace tilekit::tuning;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("tilekit-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TuneEntry entry(const std::string& family_epilogue, int64_t n, const std::string& config) {
+  TuneEntry e;
+  e.key = {"matmul", "f32->f32", "a=col,b=col,c=col", family_epilogue, {n, n, n}};
+  e.config = config;
+  e.median_s = 1e-3;
+  e.rate = 1.0;
+  e.date = "2026-11-22T00:00:00Z";
+  return e;
+}
+
+MatmulConfig a_non_default_config() {
+  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32);
+  for (const auto& c : matmul_search_space())
+    if (!(c == def)) return c;
+  return def;
+}
+
+TEST(SearchStrategy, RandomOrderIsReproducibleForASeedAndRespectsTheBudget) {
+  const auto a = candidate_order(50, Strategy::random, {10, 0}, 42);
+  const auto b = candidate_order(50, Strategy::random, {10, 0}, 42);
+  const auto c = candidate_order(50, Strategy::random, {10, 0}, 43);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.size(), 10u);
+  const auto all = candidate_order(50, Strategy::random, {}, 42);
+  std::vector<int> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(sorted[i], i) << "a permutation of every candidate";
+  const auto ex = candidate_order(5, Strategy::exhaustive, {}, 1);
+  EXPECT_EQ(ex, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+TEST(SearchSpace, EveryCandidateIsFromTheMenuAndUnique) {
+  const auto space = matmul_search_space();
+  ASSERT_FALSE(space.empty());
+  for (std::size_t i = 0; i < space.size(); ++i)
+    for (std::size_t j = i + 1; j < space.size(); ++j) ASSERT_FALSE(space[i] == space[j]) << space[i].name();
+  EXPECT_NE(tuning::menu_names().find(space.front().tile_name()), std::string::npos);
+}
+
+TEST(MatmulTuner, PrunesCandidatesThatDoNotFitBeforeLaunch) {
+  MatmulTuneRequest req;
+  req.shapes = {{40, 24, 16}};
+  req.budget.count = 2;
+  req.baselines = false;
+  MatmulConfig too_big = default_matmul_config(backend_name(), DType::f32);
+  too_big.team_size = 4096;
+  MatmulConfig bad_vector = too_big;
+  bad_vector.team_size = 1;
+  bad_vector.vector_length = 3;
+  req.extra_candidates = {too_big, bad_vector};
+  const auto res = tune_matmul(req, nullptr, nullptr);
+  int pruned = 0;
+  for (const auto& c : res.candidates)
+    if (c.status == "pruned") {
+      ++pruned;
+      EXPECT_TRUE(c.reason.find("team_size") != std::string::npos ||
+                  c.reason.find("vector_length") != std::string::npos)
+          << c.reason;
+    }
+  EXPECT_EQ(pruned, 2);
+  ASSERT_TRUE(res.shapes[0].best);
+  EXPECT_EQ(res.shapes[0].best->status, "ok");
+}
+
+TEST(MatmulTuner, PlantedWrongResultIsRejectedAndNeverChosen) {
+  MatmulTuneRequest req;
+  req.shapes = {{33, 47, 29}};
+  req.budget.count = 3;
+  req.baselines = false;
+  const MatmulConfig planted = default_matmul_config(backend_name(), DType::f32);
+  req.plant_wrong_result = [&](const MatmulConfig& c) { return c == planted; };
+  const auto res = tune_matmul(req, nullptr, nullptr);
+  bool seen = false;
+  for (const auto& c : res.candidates)
+    if (c.config == planted) {
+      seen = true;
+      EXPECT_EQ(c.status, "wrong_result");
+      EXPECT_NE(c.reason.find("tolerance"), std::string::npos);
+    }
+  EXPECT_TRUE(seen);
+  ASSERT_TRUE(res.shapes[0].best);
+  EXPECT_FALSE(res.shapes[0].best->config == planted);
+}
+
+TEST(MatmulTuner, StoresTheBestOfEachFinishedShapeEvenIfTheSweepStops) {
+  TempDir dir;
+  TuningCache cache = TuningCache::for_current_device(dir.path.string());
+  MatmulTuneRequest req;
+  req.shapes = {{24, 24, 24}, {48, 48, 48}};
+  req.budget.count = 1;
+  req.baselines = false;
+  // Interrupt (throw) during the second shape: the first shape's result must already be on disk.
+  EXPECT_THROW(tune_matmul(req, &cache,
+                           [&](int done, int total, const std::string&) {
+                             if (done > total / 2) throw std::runtime_error("interrupted");
+                           }),
+               std::runtime_error);
+  TuningCache reread = TuningCache::for_current_device(dir.path.string());
+  reread.load();
+  ASSERT_EQ(reread.entries().size(), 1u);
+  EXPECT_EQ(reread.entries()[0].key.shape, (std::vector<int64_t>{24, 24, 24}));
+}
+
+TEST(TuningCache, RoundTripsEntriesThroughTheFile) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 256, "cfgA"));
+  a.store(entry("none", 512, "cfgB"));
+  a.store(entry("none", 256, "cfgC"));  // replaces the 256 entry
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+  EXPECT_TRUE(b.warnings().empty());
+  ASSERT_EQ(b.entries().size(), 2u);
+  EXPECT_EQ(b.find_exact(entry("none", 256, "").key)->config, "cfgC");
+  EXPECT_EQ(b.find_exact(entry("none", 512, "").key)->config, "cfgB");
+  EXPECT_FALSE(b.find_exact(entry("relu", 512, "").key));
+}
+
+TEST(TuningCache, CorruptFileIsReportedAndSetAsideNotFatal) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  { std::ofstream(a.path()) << "{ this is not json"; }
+  a.load();
+  EXPECT_TRUE(a.entries().empty());
+  ASSERT_EQ(a.warnings().size(), 1u);
+  EXPECT_NE(a.warnings()[0].find("corrupt"), std::string::npos) << a.warnings()[0];
+  EXPECT_FALSE(fs::exists(a.path()));
+  int aside = 0;
+  for (const auto& f : fs::directory_iterator(dir.path))
+    aside += f.path().string().find(".corrupt-") != std::string::npos;
+  EXPECT_EQ(aside, 1);
+  a.store(entry("none", 64, "cfg"));  // and the cache works again
+  EXPECT_EQ(a.entries().size(), 1u);
+}
+
+TEST(TuningCache, FileFromAnotherVersionIsSetAsideAsForeign) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 64, "cfg"));
+  std::string text;
+  {
+    std::ifstream f(a.path());
+    text.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  const std::string version = a.identity().tilekit_version;
+  text.replace(text.find("\"" + version + "\""), version.size() + 2, "\"0.0.0-old\"");
+  { std::ofstream(a.path()) << text; }
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+  EXPECT_TRUE(b.entries().empty());
+  ASSERT_EQ(b.warnings().size(), 1u);
+  EXPECT_NE(b.warnings()[0].find("foreign"), std::string::npos) << b.warnings()[0];
+  EXPECT_NE(b.warnings()[0].find("0.0.0-old"), std::string::npos) << b.warnings()[0];
+}
+
+TEST(TuningCache, TwoConcurrentWritersLoseNothing) {
+  TempDir dir;
+  const int per_writer = 40;
+  auto writer = [&](const std::string& ep) {
+    TuningCache c = TuningCache::for_current_device(dir.path.string());  // its own view of the file
+    for (int i = 0; i < per_writer; ++i) c.store(entry(ep, 16 + i, "cfg"));
+  };
+  std::thread t1(writer, "relu"), t2(writer, "gelu");
+  t1.join();
+  t2.join();
+  TuningCache r = TuningCache::for_current_device(dir.path.string());
+  r.load();
+  EXPECT_TRUE(r.warnings().empty());
+  EXPECT_EQ(r.entries().size(), std::size_t(2 * per_writer));
+  for (const auto& f : fs::directory_iterator(dir.path))
+    EXPECT_EQ(f.path().string().find(".tmp-"), std::string::npos) << "temporary file left: " << f.path();
+}
+
+TEST(TuningCache, NearestShapeIsNearestInLogSpace) {
+  TuningCache c("unused.json", DeviceIdentity{});
+  c.add_in_memory(entry("none", 128, "small"));
+  c.add_in_memory(entry("none", 1024, "large"));
+  EXPECT_EQ(c.find_nearest(entry("none", 200, "").key)->config, "small");
+  EXPECT_EQ(c.find_nearest(entry("none", 900, "").key)->config, "large");
+  EXPECT_FALSE(c.find_nearest(entry("relu", 900, "").key)) << "other families never stand in";
+}
+
+TEST(ConfigAuto, FallsBackFromExactToNearestToDefault) {
+  TempDir dir;
+  const MatmulConfig tuned = a_non_default_config();
+  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32);
+  auto valid = [](const MatmulConfig&) { return std::string(); };
+  const TuneKey k256 = entry("bias+gelu", 256, "").key, k300 = entry("bias+gelu", 300, "").key;
+
+  auto r = resolve_matmul_config(k256, DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.source, "default");
+  EXPECT_EQ(r.config, def);
+
+  TuningCache c = TuningCache::for_current_device(dir.path.string());
+  c.store(entry("bias+gelu", 256, tuned.name()));
+  r = resolve_matmul_config(k256, DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.source, "exact");
+  EXPECT_EQ(r.config, tuned);
+  r = resolve_matmul_config(k300, DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.source, "nearest");
+  EXPECT_EQ(r.config, tuned);
+  EXPECT_NE(r.why.find("256x256x256"), std::string::npos) << r.why;
+
+  // A tuned config the problem rejects is skipped, and the reason is said.
+  r = resolve_matmul_config(k256, DType::f32, [](const MatmulConfig&) { return std::string("does not fit"); },
+                            dir.path.string());
+  EXPECT_EQ(r.source, "default");
+  EXPECT_NE(r.why.find("does not fit"), std::string::npos) << r.why;
+}
+
+}  // namespace

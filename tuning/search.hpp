@@ -1,0 +1,29 @@
+// Search strategies shared by the tuners: which candidates to try, in which order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilekit {
+namespace tuning {
+
+enum class Strategy { exhaustive, random };
+
+/// Limits of a sweep, per shape: at most `count` candidates (0 = all) and `seconds` of measuring
+/// (0 = no limit; checked between candidates).
+struct Budget {
+  int count = 0;
+  double seconds = 0.0;
+};
+
+bool parse_strategy(const std::string& s, Strategy& out);
+const char* strategy_name(Strategy s);
+
+/// The order in which to try candidates 0..n-1: all in order (exhaustive, truncated to
+/// budget.count if set), or a shuffle seeded by `seed` truncated to budget.count (random). The
+/// same (n, strategy, budget, seed) always gives the same order.
+std::vector<int> candidate_order(int n, Strategy strategy, const Budget& budget, uint64_t seed);
+
+}  // namespace tuning
+}  // namespace tilekit
