@@ -29,7 +29,8 @@
 // (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__)
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+#define TILEKIT_HOST_GCC 1
 #define TILEKIT_UNROLL _Pragma("GCC unroll 16")
 #else
 #define TILEKIT_UNROLL
@@ -76,51 +77,110 @@ struct BlockedMatmul {
   int vector_length;
   int nthreads;
 
+  // One stage: an A tile and a B tile.
+  static constexpr int kStageElems = BK * AS_LD + BK * BS_LD;
+  // GPUs double-buffer the stages (compute on one while the next is stored into the other); hosts
+  // use one stage plus the BM x BN accumulation tile.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() {
-    return std::size_t(BK) * AS_LD + std::size_t(BK) * BS_LD +
-           (kRegisterResident ? 0 : std::size_t(BM) * BN);
+    return kRegisterResident ? 2 * std::size_t(kStageElems) : std::size_t(kStageElems) + std::size_t(BM) * BN;
   }
-  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute); }
+  // +16: the base is aligned up to 16 bytes for vector reads of scratch.
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute) + 16; }
 
-  // Stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
-  // consecutive rows). Consecutive threads take consecutive elements along whichever dimension is
-  // contiguous in memory, so global reads coalesce for either layout. Out-of-range elements are 0.
-  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full, int tid) const {
-    const auto& a = p.a;
-    if (a.cs == 1) {
-      for (int e = tid; e < BM * BK; e += nthreads) {
-        const int i = e / BK, k = e % BK;
-        const int64_t gi = m0 + i, gk = k0 + k;
-        As[k * AS_LD + i] =
-            (full || (gi < p.M && gk < p.K)) ? convert<compute>(a.data[gi * a.rs + gk]) : compute(0);
-      }
-    } else {
-      for (int e = tid; e < BM * BK; e += nthreads) {
-        const int i = e % BM, k = e / BM;
-        const int64_t gi = m0 + i, gk = k0 + k;
-        As[k * AS_LD + i] =
-            (full || (gi < p.M && gk < p.K)) ? convert<compute>(a(gi, gk)) : compute(0);
-      }
+  // GPU: each thread's share of one A tile and one B tile, held in registers between the global
+  // load and the store into scratch, so the next stage's loads are in flight during the compute.
+  static constexpr int kAPer = (BM * BK) / kMicroTiles > 0 ? (BM * BK) / kMicroTiles : 1;
+  static constexpr int kBPer = (BK * BN) / kMicroTiles > 0 ? (BK * BN) / kMicroTiles : 1;
+  static_assert(!kRegisterResident || ((BM * BK) % kMicroTiles == 0 && (BK * BN) % kMicroTiles == 0),
+                "GPU tiles: every thread stages the same number of A and B elements");
+
+  // Which element of the A tile the q-th load of thread `tid` takes. Consecutive threads take
+  // consecutive elements along whichever dimension is contiguous in memory (coalesced loads).
+  KOKKOS_INLINE_FUNCTION static void a_index(int e, bool k_contig, int& i, int& k) {
+    i = k_contig ? e / BK : e % BM;
+    k = k_contig ? e % BK : e / BM;
+  }
+  KOKKOS_INLINE_FUNCTION static void b_index(int e, bool k_contig, int& k, int& j) {
+    k = k_contig ? e % BK : e / BN;
+    j = k_contig ? e / BK : e % BN;
+  }
+  KOKKOS_INLINE_FUNCTION void load_a_regs(compute (&r)[kAPer], int64_t m0, int64_t k0, bool full, bool k_contig,
+                                          int tid) const {
+    TILEKIT_UNROLL
+    for (int q = 0; q < kAPer; ++q) {
+      int i, k;
+      a_index(tid + q * kMicroTiles, k_contig, i, k);
+      const int64_t gi = m0 + i, gk = k0 + k;
+      r[q] = (full || (gi < p.M && gk < p.K)) ? convert<compute>(p.a(gi, gk)) : compute(0);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static void store_a_regs(compute* As, const compute (&r)[kAPer], bool k_contig, int tid) {
+    TILEKIT_UNROLL
+    for (int q = 0; q < kAPer; ++q) {
+      int i, k;
+      a_index(tid + q * kMicroTiles, k_contig, i, k);
+      As[k * AS_LD + i] = r[q];
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void load_b_regs(compute (&r)[kBPer], int64_t k0, int64_t n0, bool full, bool k_contig,
+                                          int tid) const {
+    TILEKIT_UNROLL
+    for (int q = 0; q < kBPer; ++q) {
+      int k, j;
+      b_index(tid + q * kMicroTiles, k_contig, k, j);
+      const int64_t gk = k0 + k, gj = n0 + j;
+      r[q] = (full || (gk < p.K && gj < p.N)) ? convert<compute>(p.b(gk, gj)) : compute(0);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static void store_b_regs(compute* Bs, const compute (&r)[kBPer], bool k_contig, int tid) {
+    TILEKIT_UNROLL
+    for (int q = 0; q < kBPer; ++q) {
+      int k, j;
+      b_index(tid + q * kMicroTiles, k_contig, k, j);
+      Bs[k * BS_LD + j] = r[q];
     }
   }
 
-  // Stage op(B)(k0:k0+BK, n0:n0+BN) into Bs[k][j], coalescing along the contiguous dimension.
+  // Host: stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
+  // consecutive rows) and op(B)(k0:k0+BK, n0:n0+BN) into Bs[k][j]; the team's threads split the
+  // elements. Out-of-range elements are 0.
+  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full, int tid) const {
+    const bool k_contig = p.a.cs == 1;
+    for (int e = tid; e < BM * BK; e += nthreads) {
+      int i, k;
+      a_index(e, k_contig, i, k);
+      const int64_t gi = m0 + i, gk = k0 + k;
+      As[k * AS_LD + i] = (full || (gi < p.M && gk < p.K)) ? convert<compute>(p.a(gi, gk)) : compute(0);
+    }
+  }
   KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full, int tid) const {
-    const auto& b = p.b;
-    if (b.rs == 1 && b.cs != 1) {
-      for (int e = tid; e < BK * BN; e += nthreads) {
-        const int k = e % BK, j = e / BK;
-        const int64_t gk = k0 + k, gj = n0 + j;
-        Bs[k * BS_LD + j] =
-            (full || (gk < p.K && gj < p.N)) ? convert<compute>(b.data[gk + gj * b.cs]) : compute(0);
+    const bool k_contig = p.b.rs == 1 && p.b.cs != 1;
+    for (int e = tid; e < BK * BN; e += nthreads) {
+      int k, j;
+      b_index(e, k_contig, k, j);
+      const int64_t gk = k0 + k, gj = n0 + j;
+      Bs[k * BS_LD + j] = (full || (gk < p.K && gj < p.N)) ? convert<compute>(p.b(gk, gj)) : compute(0);
+    }
+  }
+
+  // N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
+  // whole vectors (scratch base, row pitch and micro-tile offsets are then 16-byte aligned).
+  template <int N>
+  KOKKOS_INLINE_FUNCTION static void read_row(const compute* src, compute (&dst)[N]) {
+    constexpr int per16 = 16 / int(sizeof(compute));
+    if constexpr (kRegisterResident && 16 % sizeof(compute) == 0 && N % per16 == 0) {
+      struct alignas(16) Vec {
+        compute v[per16];
+      };
+      TILEKIT_UNROLL
+      for (int q = 0; q < N / per16; ++q) {
+        const Vec x = reinterpret_cast<const Vec*>(src)[q];
+        TILEKIT_UNROLL
+        for (int t = 0; t < per16; ++t) dst[q * per16 + t] = x.v[t];
       }
     } else {
-      for (int e = tid; e < BK * BN; e += nthreads) {
-        const int k = e / BN, j = e % BN;
-        const int64_t gk = k0 + k, gj = n0 + j;
-        Bs[k * BS_LD + j] =
-            (full || (gk < p.K && gj < p.N)) ? convert<compute>(b(gk, gj)) : compute(0);
-      }
+      TILEKIT_UNROLL
+      for (int n = 0; n < N; ++n) dst[n] = src[n];
     }
   }
 
@@ -129,12 +189,11 @@ struct BlockedMatmul {
                                                   compute (&acc)[TM][TN]) {
     const compute* a_col = As + ty * TM;
     const compute* b_row = Bs + tx * TN;
+    TILEKIT_UNROLL
     for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
       compute av[TM], bv[TN];
-      TILEKIT_UNROLL
-      for (int i = 0; i < TM; ++i) av[i] = a_col[k * AS_LD + i];
-      TILEKIT_UNROLL
-      for (int j = 0; j < TN; ++j) bv[j] = b_row[k * BS_LD + j];
+      read_row(a_col + k * AS_LD, av);
+      read_row(b_row + k * BS_LD, bv);
       TILEKIT_UNROLL
       for (int i = 0; i < TM; ++i) {
         TILEKIT_UNROLL
@@ -143,11 +202,12 @@ struct BlockedMatmul {
     }
   }
 
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#if defined(TILEKIT_HOST_GCC)
   // Host micro-kernel with explicit SIMD vectors (GCC/Clang vector extensions): each of the TM rows
   // of the micro-tile is TN / W vectors; per k, one row of Bs is loaded as vectors, each A value is
   // broadcast, and TM x TN/W vector FMAs update accumulators that stay in registers. (Left to the
-  // auto-vectoriser, the fully unrolled scalar loops were not vectorised.)
+  // auto-vectoriser, the fully unrolled scalar loops were not vectorised.) GCC only; other host
+  // compilers take the generic micro_kernel.
 #if defined(__AVX512F__)
   static constexpr int kSimdBytes = 64;
 #elif defined(__AVX__)
@@ -225,9 +285,10 @@ struct BlockedMatmul {
     const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
 
     const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
-    compute* As = static_cast<compute*>(team.team_scratch(level).get_shmem(scratch_bytes()));
+    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
+    compute* As = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
     compute* Bs = As + BK * AS_LD;
-    compute* Cs = Bs + BK * BS_LD;  // host only: BM x BN running sums, micro-tile after micro-tile
+    compute* Cs = As + kStageElems;  // host: BM x BN running sums; GPU: the second stage
     const int tid = team.team_rank() * vector_length + vector_lane();
 
     const bool full_mn = m0 + BM <= p.M && n0 + BN <= p.N;
@@ -241,14 +302,35 @@ struct BlockedMatmul {
         TILEKIT_UNROLL
         for (int j = 0; j < TN; ++j) acc[i][j] = compute(0);
       }
-      for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then rank-BK update
-        const int64_t k0 = kt * BK;
-        const bool full = full_mn && k0 + BK <= p.K;  // unmasked loads when the tile is interior
-        stage_a(As, m0, k0, full, tid);
-        stage_b(Bs, k0, n0, full, tid);
+      const bool a_kc = p.a.cs == 1;                  // op(A) contiguous along K
+      const bool b_kc = p.b.rs == 1 && p.b.cs != 1;   // op(B) contiguous along K
+      compute ra[kAPer], rb[kBPer];
+      // Prologue: stage 0 into buffer 0.
+      load_a_regs(ra, m0, 0, full_mn && BK <= p.K, a_kc, tid);
+      load_b_regs(rb, 0, n0, full_mn && BK <= p.K, b_kc, tid);
+      store_a_regs(As, ra, a_kc, tid);
+      store_b_regs(Bs, rb, b_kc, tid);
+      team.team_barrier();
+      int cur = 0;
+      for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: load next, compute current, store next
+        const bool has_next = kt + 1 < ktiles;
+        if (has_next) {  // global loads of stage kt+1 in flight during the compute of stage kt
+          const int64_t k0 = (kt + 1) * BK;
+          const bool full = full_mn && k0 + BK <= p.K;  // unmasked loads when the tile is interior
+          load_a_regs(ra, m0, k0, full, a_kc, tid);
+          load_b_regs(rb, k0, n0, full, b_kc, tid);
+        }
+        const compute* stage = As + cur * kStageElems;
+        micro_kernel(stage, stage + BK * AS_LD, ty, tx, acc);
+        if (has_next) {
+          compute* next = As + (cur ^ 1) * kStageElems;
+          store_a_regs(next, ra, a_kc, tid);
+          store_b_regs(next + BK * AS_LD, rb, b_kc, tid);
+        }
+        // One barrier per K step: the next stage is complete, and nobody still reads the buffer
+        // that the following step overwrites.
         team.team_barrier();
-        micro_kernel(As, Bs, ty, tx, acc);
-        team.team_barrier();
+        cur ^= 1;
       }
       store_c(m0, n0, ty, tx, acc);
     } else {
