@@ -4,6 +4,7 @@
 #include "app/svg_plot.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/runtime.hpp"
+#include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
 #include "tuning/vendor_blas.hpp"
 
@@ -36,6 +37,7 @@ struct TuneOpts {
   std::string out;    // report directory
   std::string cache;  // cache directory
   bool no_baselines = false, no_cache = false, quiet = false;
+  std::vector<std::string> also;  // configs to try besides the strategy's picks
 };
 
 // "256:4096:256" (squares from 256 to 4096 step 256), "1024", "512x256x128", or a comma list.
@@ -111,6 +113,11 @@ int run_tune_matmul(const TuneOpts& o) {
   req.reps = o.reps;
   req.warmup = o.warmup;
   req.baselines = !o.no_baselines;
+  for (const auto& name : o.also) {
+    MatmulConfig c = tuning::default_matmul_config(backend_name(), req.in);
+    if (!MatmulConfig::parse(name, c, why)) throw InvalidArgument("--also: " + why);
+    req.extra_candidates.push_back(c);
+  }
 
   const RuntimeInfo info = runtime_info();
   std::unique_ptr<TuningCache> cache;
@@ -227,6 +234,7 @@ Runner add_tune(CLI::App& app) {
   mm->add_option("--warmup", o->warmup, "untimed runs per candidate")->check(CLI::Range(0, 1000))->capture_default_str();
   mm->add_option("--out", o->out, "report directory (CSV, JSON, plot); default tilekit-tune-matmul-<backend>-<dtype>");
   mm->add_option("--cache", o->cache, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
+  mm->add_option("--also", o->also, "a config to try besides the strategy's picks (repeatable)");
   mm->add_flag("--no-cache", o->no_cache, "do not store the results in the tuning cache");
   mm->add_flag("--no-baselines", o->no_baselines, "skip timing Kokkos Kernels gemm and the vendor BLAS");
   mm->add_flag("-q,--quiet", o->quiet, "no progress bar");
