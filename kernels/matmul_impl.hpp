@@ -143,23 +143,53 @@ struct BlockedMatmul {
 
   // Host: stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
   // consecutive rows) and op(B)(k0:k0+BK, n0:n0+BN) into Bs[k][j]; the team's threads split the
-  // elements. Out-of-range elements are 0.
+  // rows or columns. Interior tiles of contiguous operands copy whole contiguous runs (no index
+  // arithmetic per element: on CPUs this packing costs as much as the micro-kernel otherwise);
+  // edge tiles and other strides take the masked element-wise path. Out-of-range elements are 0.
   KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full, int tid) const {
-    const bool k_contig = p.a.cs == 1;
-    for (int e = tid; e < BM * BK; e += nthreads) {
-      int i, k;
-      a_index(e, k_contig, i, k);
-      const int64_t gi = m0 + i, gk = k0 + k;
-      As[k * AS_LD + i] = (full || (gi < p.M && gk < p.K)) ? convert<compute>(p.a(gi, gk)) : compute(0);
+    const auto& a = p.a;
+    if (full && a.cs == 1) {  // rows of op(A) contiguous along K: transpose into As
+      for (int i = tid; i < BM; i += nthreads) {
+        const TIn* src = a.data + (m0 + i) * a.rs + k0;
+        for (int k = 0; k < BK; ++k) As[k * AS_LD + i] = convert<compute>(src[k]);
+      }
+    } else if (full && a.rs == 1) {  // columns of op(A) contiguous along M: straight copies
+      for (int k = tid; k < BK; k += nthreads) {
+        const TIn* src = a.data + m0 + (k0 + k) * a.cs;
+        compute* dst = As + k * AS_LD;
+        for (int i = 0; i < BM; ++i) dst[i] = convert<compute>(src[i]);
+      }
+    } else {
+      const bool k_contig = a.cs == 1;
+      for (int e = tid; e < BM * BK; e += nthreads) {
+        int i, k;
+        a_index(e, k_contig, i, k);
+        const int64_t gi = m0 + i, gk = k0 + k;
+        As[k * AS_LD + i] = (full || (gi < p.M && gk < p.K)) ? convert<compute>(a(gi, gk)) : compute(0);
+      }
     }
   }
   KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full, int tid) const {
-    const bool k_contig = p.b.rs == 1 && p.b.cs != 1;
-    for (int e = tid; e < BK * BN; e += nthreads) {
-      int k, j;
-      b_index(e, k_contig, k, j);
-      const int64_t gk = k0 + k, gj = n0 + j;
-      Bs[k * BS_LD + j] = (full || (gk < p.K && gj < p.N)) ? convert<compute>(p.b(gk, gj)) : compute(0);
+    const auto& b = p.b;
+    if (full && b.cs == 1) {  // rows of op(B) contiguous along N: straight copies
+      for (int k = tid; k < BK; k += nthreads) {
+        const TIn* src = b.data + (k0 + k) * b.rs + n0;
+        compute* dst = Bs + k * BS_LD;
+        for (int j = 0; j < BN; ++j) dst[j] = convert<compute>(src[j]);
+      }
+    } else if (full && b.rs == 1) {  // columns of op(B) contiguous along K: transpose into Bs
+      for (int j = tid; j < BN; j += nthreads) {
+        const TIn* src = b.data + k0 + (n0 + j) * b.cs;
+        for (int k = 0; k < BK; ++k) Bs[k * BS_LD + j] = convert<compute>(src[k]);
+      }
+    } else {
+      const bool k_contig = b.rs == 1 && b.cs != 1;
+      for (int e = tid; e < BK * BN; e += nthreads) {
+        int k, j;
+        b_index(e, k_contig, k, j);
+        const int64_t gk = k0 + k, gj = n0 + j;
+        Bs[k * BS_LD + j] = (full || (gk < p.K && gj < p.N)) ? convert<compute>(b(gk, gj)) : compute(0);
+      }
     }
   }
 
