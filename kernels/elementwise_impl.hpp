@@ -17,9 +17,11 @@
 // (the notebook's Little's-law argument), consecutive threads take consecutive vectors so a warp's
 // accesses coalesce, and a tile's threads sit 64 wide along a row. On CPUs a "team" is one OpenMP
 // thread (Kokkos runs vector lanes sequentially there, so vector_length is 1 and team_size is best
-// 1); the W-element vector becomes a fixed-trip inner loop the compiler turns into SIMD, and a tiled
-// thread walks many consecutive vectors of a row (vectors_per_thread), a few rows at a time, so the
-// hardware prefetcher sees a few long sequential streams.
+// 1). A single W-element vector is too little for host compilers: GCC does not vectorize the f16/bf16
+// conversions inside one work item, so naive and vectorized are compute-bound for 16-bit types on
+// CPUs. The host tiled config has one thread along a row (threads_n = 1), so a thread's vectors in a
+// row are one contiguous run, done as a plain loop (row_segment) that the loop vectorizer turns into
+// SIMD at the CPU's own width; its runs of 4 rows x 1 KiB give the prefetcher a few long streams.
 #pragma once
 
 #include "kernels/elementwise.hpp"
@@ -35,7 +37,7 @@
 
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_EW_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__)
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)  // not the host pass of nvcc
 #define TILEKIT_EW_UNROLL _Pragma("GCC unroll 16")
 #else
 #define TILEKIT_EW_UNROLL
@@ -114,7 +116,8 @@ struct ElementwiseBody {
   Op op;
   ElementwiseProblem<T, NIn> p;  ///< normalized
   int64_t M = 0, N = 0;
-  bool vec_ok = false;  ///< every operand allows the vector path (vector_path_ok)
+  bool vec_ok = false;           ///< every operand allows the vector path (vector_path_ok)
+  bool rows_contiguous = false;  ///< every operand has column stride 1 (host row-segment loop)
 
   /// out(i, j) = op(in(i, j)...), any strides.
   KOKKOS_FORCEINLINE_FUNCTION void element(int64_t i, int64_t j) const {
@@ -159,6 +162,23 @@ struct ElementwiseBody {
     } else {
       for (int e = 0; e < W; ++e)
         if (j0 + e < N) element(i, j0 + e);
+    }
+  }
+
+  /// Host backends: columns [j0, j1) of row i as one plain loop, with every operand contiguous
+  /// along the row (rows_contiguous). Host compilers vectorize such a loop at their own width
+  /// (and version it at run time for an output that aliases an input); they do not vectorize the
+  /// 16-bit conversions of a single W-element vector.
+  KOKKOS_FORCEINLINE_FUNCTION void row_segment(int64_t i, int64_t j0, int64_t j1) const {
+    const T* in[NIn];
+    TILEKIT_EW_UNROLL
+    for (int k = 0; k < NIn; ++k) in[k] = p.in[k].data + i * p.in[k].rs;
+    T* out = p.out.data + i * p.out.rs;
+    for (int64_t j = j0; j < j1; ++j) {
+      C x[NIn];
+      TILEKIT_EW_UNROLL
+      for (int k = 0; k < NIn; ++k) x[k] = convert<C>(in[k][j]);
+      out[j] = convert<T>(invoke(op, x));
     }
   }
 
@@ -228,6 +248,15 @@ struct TiledKernel {
     const int64_t col0 = tn * tile_cols;
     const int64_t rows_left = b.M - row0;
     const int rows = rows_left < rows_per_thread ? static_cast<int>(rows_left) : rows_per_thread;
+    if constexpr (!tuning::is_gpu_space<ExecSpace>()) {
+      // Host, one thread along a row: its vectors are one contiguous run of the row, done as a plain
+      // loop per row (row_segment) that the compiler vectorizes; the tail needs no predicate.
+      if (threads_n == 1 && b.rows_contiguous) {
+        const int64_t j1 = col0 + int64_t(vectors_per_thread) * Body::W;
+        for (int r = 0; r < rows; ++r) b.row_segment(row0 + r, col0, j1 < b.N ? j1 : b.N);
+        return;
+      }
+    }
     for (int r = 0; r < rows; r += Body::B) {  // this thread's rows, B at a time
       const int nr = rows - r < Body::B ? rows - r : Body::B;
       for (int c = 0; c < vectors_per_thread; ++c) {  // this thread's vectors along the row
@@ -367,6 +396,8 @@ void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const
   b.M = b.p.out.rows;
   b.N = b.p.out.cols;
   b.vec_ok = detail::vector_path_ok<VB>(b.p);
+  b.rows_contiguous = b.p.out.cs == 1;
+  for (int k = 0; k < NIn; ++k) b.rows_contiguous = b.rows_contiguous && b.p.in[k].cs == 1;
   const std::string label =
       fmt::format("tilekit::elementwise_{}_{}_{}", variant_name(cfg.variant), Op::name, dtype_name(TypeTraits<T>::dtype));
 

@@ -29,7 +29,7 @@
 // (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__)
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)  // not the host pass of nvcc
 #define TILEKIT_UNROLL _Pragma("GCC unroll 16")
 #else
 #define TILEKIT_UNROLL
