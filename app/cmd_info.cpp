@@ -1,5 +1,6 @@
 #include "app/commands.hpp"
 #include "kernels/runtime.hpp"
+#include "tuning/elementwise_defaults.hpp"
 #include "tuning/matmul_tiles.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@ Runner add_info(CLI::App& app) {
   return [json]() {
     const RuntimeInfo r = runtime_info();
     const std::string def = tuning::default_matmul_config(r.backend, DType::f32).name();
+    const std::string ew_def = tuning::default_elementwise_config(r.backend, DType::f32).name();
     if (*json) {
       nlohmann::json j = {{"backend", r.backend},
                           {"device", r.device},
@@ -28,7 +30,8 @@ Runner add_info(CLI::App& app) {
                           {"kokkos_kernels_version", r.kokkos_kernels_version},
                           {"tilekit_version", r.tilekit_version},
                           {"matmul_tiles", tuning::menu_names()},
-                          {"matmul_default_config", def}};
+                          {"matmul_default_config", def},
+                          {"elementwise_default_config", ew_def}};
       std::cout << j.dump(2) << "\n";
       return 0;
     }
@@ -42,6 +45,7 @@ Runner add_info(CLI::App& app) {
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
     fmt::print("matmul tiles     {}\n", tuning::menu_names());
     fmt::print("matmul default   {}\n", def);
+    fmt::print("elementwise auto {}\n", ew_def);
     return 0;
   };
 }

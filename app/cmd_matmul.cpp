@@ -212,16 +212,7 @@ int dispatch(const MatmulOpts& o) {
 Runner add_matmul(CLI::App& app) {
   auto o = std::make_shared<MatmulOpts>();
   const auto layouts = CLI::IsMember({"row", "col"});
-  // Sizes are checked as text first, so the message quotes what was typed (CLI11 would clamp an
-  // out-of-range number before any check could see it).
-  const CLI::Validator size_check(
-      [](std::string& s) -> std::string {
-        const bool digits = !s.empty() && s.size() <= 13 && s.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits || std::stoll(s) > (int64_t(1) << 40))
-          return "'" + s + "' is not a size (allowed: a whole number from 0 to 2^40)";
-        return "";
-      },
-      "SIZE");
+  const CLI::Validator size_check = size_validator();
   app.add_option("M", o->M, "rows of C and op(A)")->required()->check(size_check);
   app.add_option("N", o->N, "columns of C and op(B)")->required()->check(size_check);
   app.add_option("K", o->K, "columns of op(A), rows of op(B)")->required()->check(size_check);

@@ -1,4 +1,4 @@
-// tilekit: run blocked matmul (and, later, elementwise and tuning) from the command line.
+// tilekit: run blocked matmul and elementwise ops (and, later, tuning) from the command line.
 #include "app/commands.hpp"
 #include "kernels/matmul.hpp"
 
@@ -20,6 +20,9 @@ int main(int argc, char* argv[]) {
   };
   add("matmul", "C = alpha op(A) op(B) + beta C with a fused epilogue; timed, optionally validated",
       tilekit::app::add_matmul);
+  add("elementwise", "out = op(inputs) over M x N tensors (add, fma, silu, ...); timed in GB/s against a copy, "
+      "optionally validated",
+      tilekit::app::add_elementwise);
   add("tune", "sweep tile configs, verify each, keep the best per shape in the tuning cache",
       tilekit::app::add_tune);
   add("info", "backend, device, concurrency, scratch limits, versions", tilekit::app::add_info);

@@ -1,16 +1,7 @@
 #include "kernels/matmul.hpp"
 #include "tuning/matmul_tiles.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 namespace tilekit {
-
-std::string backend_name() {
-  std::string s = Kokkos::DefaultExecutionSpace::name();
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return s;
-}
 
 const char* supported_type_pairs() {
   return "f64->f64, f32->f32, f16->f16, f16->f32, bf16->bf16, bf16->f32, i8->i32";

@@ -11,8 +11,10 @@
 // message naming the bad value and what is allowed; the kernels assume valid input.
 #pragma once
 
+#include "kernels/common.hpp"
 #include "kernels/epilogue.hpp"
 #include "kernels/matmul_config.hpp"
+#include "kernels/strided.hpp"
 #include "kernels/types.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -23,24 +25,7 @@
 
 namespace tilekit {
 
-/// Thrown by public entry points for invalid input; what() says what is wrong and what is allowed.
-struct InvalidArgument : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
 enum class Op { N, T };  ///< operand as stored, or transposed
-
-/// A non-owning strided matrix: element (i, j) is data[i * rs + j * cs] (strides in elements).
-template <class T>
-struct StridedMatrix {
-  T* data = nullptr;
-  int64_t rows = 0, cols = 0;
-  int64_t rs = 0, cs = 0;
-
-  KOKKOS_INLINE_FUNCTION T& operator()(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
-  /// The same matrix transposed (no copy).
-  StridedMatrix transposed() const { return {data, cols, rows, cs, rs}; }
-};
 
 /// Everything a matmul launch needs, in device-accessible pointers.
 template <class TIn, class TOut>
@@ -55,9 +40,6 @@ struct MatmulProblem {
   const compute* bias = nullptr;  ///< N values (one per column of C) or null
   Activation act = Activation::none;
 };
-
-/// "serial", "openmp", "cuda" or "hip": the backend of Kokkos::DefaultExecutionSpace.
-std::string backend_name();
 
 /// The (input, output) type pairs tilekit instantiates, e.g. "f32->f32, f16->f16, f16->f32, ...".
 const char* supported_type_pairs();
@@ -111,10 +93,7 @@ void run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
 /// A rank-2 Kokkos view as a strided matrix, transposed when op == T.
 template <class View>
 auto as_strided(const View& v, Op op = Op::N) {
-  static_assert(View::rank == 2, "tilekit: matrices are rank-2 views");
-  using T = typename View::value_type;
-  StridedMatrix<T> m{v.data(), static_cast<int64_t>(v.extent(0)), static_cast<int64_t>(v.extent(1)),
-                     static_cast<int64_t>(v.stride(0)), static_cast<int64_t>(v.stride(1))};
+  const auto m = as_matrix(v);
   return op == Op::T ? m.transposed() : m;
 }
 

@@ -41,5 +41,31 @@ expect 2 "reps"                   -- matmul 4 4 4 --reps 0
 expect 0 "PASS"                   -- matmul 33 17 9 --check --reps 1 --warmup 0
 expect 0 "PASS"                   -- matmul 0 0 0 --check --reps 1 --warmup 0
 expect 0 '"pass": true'           -- matmul 20 30 40 --dtype bf16 --trans-a --layout-b col --epilogue bias+silu --beta 1 --check --json --reps 1
+# elementwise
+expect 0 "--last-shape"           -- elementwise --help
+expect 2 "N"                      -- elementwise 4
+expect 2 "-3"                     -- elementwise -3 4
+expect 2 "x7"                     -- elementwise 4 x7
+expect 2 "2.5"                    -- elementwise 2.5 4
+expect 2 "too large"              -- elementwise 4000000 4000000
+expect 2 "unknown --op 'pow'"     -- elementwise 4 4 --op pow
+expect 2 "unknown --dtype 'f8'"   -- elementwise 4 4 --dtype f8
+expect 2 "unknown --dtype 'i8'"   -- elementwise 4 4 --dtype i8
+expect 2 "unknown --variant"      -- elementwise 4 4 --variant blocked
+expect 2 "takes 1 input (got --inputs 2)" -- elementwise 4 4 --op relu --inputs 2
+expect 2 "takes 2 inputs (got --inputs 3)" -- elementwise 4 4 --op add --inputs 3
+expect 2 "shape mismatch"         -- elementwise 4 5 --last-shape 3x5
+expect 2 "3x5"                    -- elementwise 4 5 --last-shape 3x5
+expect 2 "not a shape"            -- elementwise 4 5 --last-shape 4by5
+expect 2 "floating-point"         -- elementwise 4 4 --op silu --dtype i32
+expect 2 "whole-number"           -- elementwise 4 4 --op axpby --dtype i32 --alpha 0.5
+expect 2 "ld"                     -- elementwise 4 5 --ld 3
+expect 2 "vector_bytes"           -- elementwise 4 4 --config vectorized_vb8
+expect 2 "threads_n"              -- elementwise 4 4 --config tiled_t4_n3
+expect 2 "malformed"              -- elementwise 4 4 --config tiled_q3
+expect 0 "PASS"                   -- elementwise 33 17 --op add --dtype f16 --variant tiled --check --reps 1 --warmup 0
+expect 0 "PASS"                   -- elementwise 0 5 --check --reps 1 --warmup 0
+expect 0 '"pass": true'           -- elementwise 19 37 --op fma --dtype bf16 --layout col --ld 40 --last-shape 1x37 --check --json --reps 1
+expect 0 '"pass": true'           -- elementwise 9 13 --op silu --dtype f32 --variant vectorized --check --json --reps 1
 echo "cli_bad_input: $((n-fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,65 @@
+// Per-backend default elementwise configs: one table. Later tuning sweeps rewrite its rows.
+#include "tuning/elementwise_defaults.hpp"
+
+#include <array>
+#include <stdexcept>
+
+namespace tilekit {
+namespace tuning {
+
+namespace {
+struct DefaultRow {
+  const char* backend;
+  const char* variant;  // the variant this row is the default of; "auto" = what automatic runs
+  const char* config;   // full config name
+};
+// Host (serial, openmp): a team is one thread (team_size 1, threads_n 1) that walks 64 consecutive
+// 16-byte vectors (1 KiB) of each of 4 rows: four long sequential streams per operand. "auto" on
+// openmp is vectorized, the fastest variant measured on 2 EPYC cores with OpenMP (README).
+// GPU (cuda, hip): the notebook's layout, not yet measured with tilekit: 256 threads as 4 x 64
+// (64 threads side by side along a row, one 16-byte vector each), 16 rows per thread, so a tile is
+// 64 rows x 1 KiB; teams remapped to walk along rows of tiles.
+constexpr std::array<DefaultRow, 12> kDefaults{{
+    {"serial", "auto", "vectorized_vb16"},
+    {"serial", "vectorized", "vectorized_vb16"},
+    {"serial", "tiled", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"openmp", "auto", "vectorized_vb16"},
+    {"openmp", "vectorized", "vectorized_vb16"},
+    {"openmp", "tiled", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"cuda", "auto", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"cuda", "vectorized", "vectorized_vb16"},
+    {"cuda", "tiled", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"hip", "auto", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"hip", "vectorized", "vectorized_vb16"},
+    {"hip", "tiled", "tiled_vb16_r16_c1_t256_n64_remap"},
+}};
+}  // namespace
+
+ElementwiseConfig default_elementwise_config(const std::string& backend, DType /*t*/, ElementwiseVariant variant) {
+  if (backend != "serial" && backend != "openmp" && backend != "cuda" && backend != "hip")
+    throw std::invalid_argument("no default elementwise config for backend '" + backend +
+                                "' (known: serial, openmp, cuda, hip)");
+  ElementwiseConfig c;
+  if (variant == ElementwiseVariant::naive) {
+    c.variant = ElementwiseVariant::naive;
+    return c;
+  }
+  const std::string want = variant_name(variant);
+  for (const auto& row : kDefaults) {
+    if (backend == row.backend && want == row.variant) {
+      std::string why;
+      if (!ElementwiseConfig::parse(row.config, c, why)) throw std::logic_error(why);
+      return c;
+    }
+  }
+  throw std::logic_error("elementwise defaults table lacks backend '" + backend + "', variant '" + want + "'");
+}
+
+}  // namespace tuning
+
+ElementwiseConfig resolve_elementwise_config(const ElementwiseConfig& cfg, DType t) {
+  if (cfg.variant != ElementwiseVariant::automatic) return cfg;
+  return tuning::default_elementwise_config(backend_name(), t, ElementwiseVariant::automatic);
+}
+
+}  // namespace tilekit
