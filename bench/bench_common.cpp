@@ -16,85 +16,11 @@ namespace bench {
 namespace {
 const auto g_start = std::chrono::steady_clock::now();
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep))
-    if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-bool parse_int(const std::string& s, int64_t& v) {
-  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  v = std::stoll(s);
-  return v > 0;
-}
-
 std::map<std::string, double>& rates() {
   static std::map<std::string, double> r;
   return r;
 }
 }  // namespace
-
-std::string Shape::name() const {
-  std::string s = std::to_string(M) + "x" + std::to_string(N);
-  if (K > 0) s += "x" + std::to_string(K);
-  return s;
-}
-
-bool Shape::wants(const std::string& dtype) const {
-  return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
-}
-
-bool parse_shapes(const std::string& text, std::vector<Shape>& out, std::string& why) {
-  out.clear();
-  for (const std::string& entry : split(text, ',')) {
-    std::string body = entry;
-    std::vector<std::string> dts;
-    const auto at = entry.find('@');
-    if (at != std::string::npos) {
-      body = entry.substr(0, at);
-      dts = split(entry.substr(at + 1), '+');
-      if (dts.empty()) {
-        why = "shape entry '" + entry + "' has an empty type list after '@'";
-        return false;
-      }
-    }
-    const auto colon = split(body, ':');
-    const auto cross = split(body, 'x');
-    int64_t v[3] = {0, 0, 0};
-    if (body.find(':') != std::string::npos) {  // a:b:s, squares
-      if (colon.size() != 3 || !parse_int(colon[0], v[0]) || !parse_int(colon[1], v[1]) ||
-          !parse_int(colon[2], v[2]) || v[1] < v[0]) {
-        why = "shape range '" + body + "' is not start:stop:step (positive, start <= stop)";
-        return false;
-      }
-      for (int64_t n = v[0]; n <= v[1]; n += v[2]) out.push_back({n, n, n, dts});
-    } else if (cross.size() == 1) {  // n, a square
-      if (!parse_int(cross[0], v[0])) {
-        why = "shape '" + body + "' is not a positive size";
-        return false;
-      }
-      out.push_back({v[0], v[0], v[0], dts});
-    } else if (cross.size() == 2 || cross.size() == 3) {  // MxN or MxNxK
-      for (std::size_t d = 0; d < cross.size(); ++d)
-        if (!parse_int(cross[d], v[d])) {
-          why = "shape '" + body + "' is not MxN or MxNxK with positive sizes";
-          return false;
-        }
-      out.push_back({v[0], v[1], v[2], dts});
-    } else {
-      why = "shape '" + body + "' is not n, a:b:s, MxN or MxNxK";
-      return false;
-    }
-  }
-  if (out.empty()) {
-    why = "the shape list '" + text + "' is empty";
-    return false;
-  }
-  return true;
-}
 
 std::size_t last_level_cache_bytes() {
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -18,6 +18,8 @@
 // bandwidth and the plain Kokkos c(i) = a(i) + b(i)).
 #pragma once
 
+#include "bench/shape_list.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <Kokkos_Core.hpp>
@@ -29,25 +31,6 @@
 
 namespace tilekit {
 namespace bench {
-
-/// One problem shape: M x N x K for matmul (K = 0 for 2-D elementwise shapes). `dtypes` restricts
-/// which element types run it (empty = every type the run selects).
-struct Shape {
-  int64_t M = 0, N = 0, K = 0;
-  std::vector<std::string> dtypes;
-
-  /// "1024x1024x1024", or "16384x8192" when K == 0.
-  std::string name() const;
-  bool wants(const std::string& dtype) const;
-};
-
-/// Parses a shape list: comma-separated entries, each one of
-///   n          the square n x n x n
-///   a:b:s      the squares a, a+s, ..., up to b
-///   MxNxK      one shape (MxN for 2-D suites)
-/// optionally followed by @dtype[+dtype...] to run that entry only for those types, e.g.
-///   "128:4096:128,8192,9728x8192x65536@f16". On failure returns false and says why.
-bool parse_shapes(const std::string& text, std::vector<Shape>& out, std::string& why);
 
 /// Options shared by every suite: --tk_* flags, with TILEKIT_BENCH_* environment fallbacks.
 struct Options {

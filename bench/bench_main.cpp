@@ -91,11 +91,7 @@ void set_option(const std::string& key, const std::string& v) {
     std::string why;
     if (!parse_shapes(v, tmp, why)) bad(why);
   } else if (key == "dtypes") {
-    o.dtypes.clear();
-    std::istringstream in(v);
-    std::string t;
-    while (std::getline(in, t, ','))
-      if (!t.empty()) o.dtypes.push_back(t);
+    o.dtypes = split_list(v, ',');
   } else if (key == "warmup") {
     o.warmup = to_int("--tk_warmup", v, 0);
   } else if (key == "min_reps") {

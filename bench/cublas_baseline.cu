@@ -1,7 +1,7 @@
 // cuBLAS baseline for tilekit's matmul benchmarks: a plain CUDA C++ program (no Kokkos), built on the
 // GPU machine with that machine's own CUDA toolkit (Debian's CUDA 11.8 cuBLAS cannot travel there):
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o cublas_baseline bench/cublas_baseline.cu -lcublas
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I. -o cublas_baseline bench/cublas_baseline.cu -lcublas
 //   ./cublas_baseline --shapes=128:4096:128,8192,9728x8192x65536@f16 --out=cublas.json
 //
 // It runs the same shapes, types, input data and timing method as tilekit_bench_matmul and writes
@@ -16,6 +16,8 @@
 // after the work (as tilekit's bench does with fences), and with CUDA events around the same work;
 // rates use the median. Every CUDA and cuBLAS return code is checked; 16 entries of C are checked
 // against sums in double.
+#include "bench/shape_list.hpp"
+
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -39,6 +41,8 @@
 
 namespace {
 
+using tilekit::bench::Shape;
+
 // ---- error checks --------------------------------------------------------------------------------
 
 struct Failure : std::runtime_error {
@@ -60,15 +64,6 @@ void check_cublas(cublasStatus_t s, const char* what, const char* file, int line
 #define CK_LAUNCH() check_cuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
 // ---- options (the --tk_* options of tilekit_bench_matmul, without the prefix) ----------------------
-
-struct Shape {
-  int64_t M = 0, N = 0, K = 0;
-  std::vector<std::string> dtypes;
-  std::string name() const { return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K); }
-  bool wants(const std::string& t) const {
-    return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
-  }
-};
 
 struct Options {
   std::string shapes = "128:4096:128,8192,9728x8192x65536@f16";
@@ -93,15 +88,6 @@ struct Options {
   std::exit(status);
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep))
-    if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
 int64_t pos_int(const std::string& s) {
   if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
     usage_error("'" + s + "' is not a positive whole number");
@@ -120,34 +106,12 @@ double nonneg(const std::string& s) {
   usage_error("'" + s + "' is not a non-negative number");
 }
 
-std::vector<Shape> parse_shapes(const std::string& text) {
+std::vector<Shape> shapes_or_exit(const std::string& text) {
   std::vector<Shape> out;
-  for (const std::string& entry : split(text, ',')) {
-    std::string body = entry;
-    std::vector<std::string> dts;
-    const auto at = entry.find('@');
-    if (at != std::string::npos) {
-      body = entry.substr(0, at);
-      dts = split(entry.substr(at + 1), '+');
-    }
-    if (body.find(':') != std::string::npos) {
-      const auto p = split(body, ':');
-      if (p.size() != 3) usage_error("shape range '" + body + "' is not start:stop:step");
-      const int64_t a = pos_int(p[0]), b = pos_int(p[1]), s = pos_int(p[2]);
-      for (int64_t n = a; n <= b; n += s) out.push_back({n, n, n, dts});
-    } else {
-      const auto p = split(body, 'x');
-      if (p.size() == 1) {
-        const int64_t n = pos_int(p[0]);
-        out.push_back({n, n, n, dts});
-      } else if (p.size() == 3) {
-        out.push_back({pos_int(p[0]), pos_int(p[1]), pos_int(p[2]), dts});
-      } else {
-        usage_error("shape '" + body + "' is not n, a:b:s or MxNxK");
-      }
-    }
-  }
-  if (out.empty()) usage_error("empty shape list");
+  std::string why;
+  if (!tilekit::bench::parse_shapes(text, out, why)) usage_error(why);
+  for (const Shape& s : out)
+    if (s.K == 0) usage_error("shape '" + s.name() + "' needs three sizes, MxNxK");
   return out;
 }
 
@@ -487,7 +451,7 @@ int main(int argc, char** argv) {
     if (a.rfind("--", 0) != 0 || eq == std::string::npos) usage_error("unknown argument '" + a + "'");
     const std::string k = a.substr(2, eq - 2), v = a.substr(eq + 1);
     if (k == "shapes") o.shapes = v;
-    else if (k == "dtypes") o.dtypes = split(v, ',');
+    else if (k == "dtypes") o.dtypes = tilekit::bench::split_list(v, ',');
     else if (k == "warmup") o.warmup = static_cast<int>(nonneg(v));
     else if (k == "min_reps") o.min_reps = static_cast<int>(pos_int(v));
     else if (k == "max_reps") o.max_reps = static_cast<int>(pos_int(v));
@@ -502,7 +466,7 @@ int main(int argc, char** argv) {
   if (o.min_reps > o.max_reps) usage_error("--min_reps is larger than --max_reps");
   for (const auto& t : o.dtypes)
     if (t != "f32" && t != "f64" && t != "f16") usage_error("unknown dtype '" + t + "' (allowed: f32, f64, f16)");
-  const std::vector<Shape> shapes = parse_shapes(o.shapes);
+  const std::vector<Shape> shapes = shapes_or_exit(o.shapes);
 
   try {
     int dev = 0, rt = 0, drv = 0, cublas_ver = 0;

@@ -38,7 +38,7 @@ cat "$out/gpu.txt"
 
 echo "== building the cuBLAS baseline ($((SECONDS - t0)) s)"
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-if "$nvcc" -O3 -std=c++17 -arch=sm_90 -o /tmp/cublas_baseline bench/cublas_baseline.cu -lcublas; then
+if "$nvcc" -O3 -std=c++17 -arch=sm_90 -I. -o /tmp/cublas_baseline bench/cublas_baseline.cu -lcublas; then
   # At most a third of the budget: cuBLAS needs far less; the rest is tilekit's.
   echo "== cuBLAS baseline ($((SECONDS - t0)) s)"
   /tmp/cublas_baseline --shapes="$shapes" --dtypes="$dtypes" --warmup=$warmup --min_reps=$min_reps \
