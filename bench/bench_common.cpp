@@ -96,6 +96,46 @@ bool g_failed = false;
 void record_failure() { g_failed = true; }
 bool any_failure() { return g_failed; }
 
+namespace {
+// All CPUs' busy and total ticks (/proc/stat), and this process's user + system ticks (/proc/self/stat).
+bool read_ticks(long long& busy, long long& total, long long& self) {
+  std::ifstream st("/proc/stat");
+  std::string cpu;
+  long long v[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // user nice system idle iowait irq softirq steal
+  if (!(st >> cpu) || cpu != "cpu") return false;
+  for (auto& x : v)
+    if (!(st >> x)) return false;
+  total = 0;
+  for (auto x : v) total += x;
+  busy = total - v[3] - v[4];
+  std::ifstream ps("/proc/self/stat");
+  std::string line;
+  if (!std::getline(ps, line)) return false;
+  const auto close = line.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  self = utime + stime;
+  return true;
+}
+}  // namespace
+
+OtherLoad::OtherLoad() {
+  if (!read_ticks(busy0_, total0_, self0_)) busy0_ = total0_ = self0_ = -1;
+}
+
+double OtherLoad::percent() const {
+  long long busy = 0, total = 0, self = 0;
+  if (total0_ < 0 || !read_ticks(busy, total, self) || total <= total0_) return -1.0;
+  const double other = double((busy - busy0_) - (self - self0_));
+  return std::max(0.0, 100.0 * other / double(total - total0_));
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
@@ -112,6 +152,7 @@ double set_rate_counters(benchmark::State& state, const Samples& s, double work,
   state.counters["median_ms"] = med * 1e3;
   state.counters["min_ms"] = *mm.first * 1e3;
   state.counters["max_ms"] = *mm.second * 1e3;
+  if (s.other_cpu_pct >= 0.0) state.counters["other_cpu_pct"] = s.other_cpu_pct;
   if (!s.device_s.empty()) {
     const double dmed = median(s.device_s);
     state.counters[std::string(rate_name) + "_events"] = dmed > 0 ? work / dmed * rate_scale : 0.0;

@@ -7,7 +7,8 @@
 //   - name    "<family>/<dtype>/<series>/<M>x<N>[x<K>]", e.g. "matmul/f32/tilekit:default/1024x1024x1024";
 //             the series has no '/' ("tilekit:default+leaky_relu", "kokkos_kernels", "openblas", ...);
 //   - counters: the rate from the median time (TFLOPS for matmul, GBps for elementwise), median_ms,
-//             min_ms, max_ms, the shape (M, N, K), buffers (input sets rotated through), warmup;
+//             min_ms, max_ms, other_cpu_pct (other processes' CPU use while timing), the shape
+//             (M, N, K), buffers (input sets rotated through), warmup;
 //             on CUDA also the same from device events (TFLOPS_events, median_ms_events);
 //   - label   what the series ran (e.g. the tile config name);
 //   - a skipped or failed benchmark calls SkipWithError with the reason (the JSON keeps it).
@@ -79,6 +80,20 @@ double seconds_since_start();
 struct Samples {
   std::vector<double> host_s;
   std::vector<double> device_s;
+  double other_cpu_pct = -1.0;  ///< CPU use of other processes while timing (OtherLoad), -1 unknown
+};
+
+/// How much of the machine's CPU time other processes used between construction and percent():
+/// all CPUs' busy time minus this process's own, over all CPUs' time, in percent (Linux /proc, with
+/// its 10 ms tick resolution; -1 where unavailable). Host timings on shared cores mean little when
+/// this is high: a thread descheduled in favour of another process stalls the whole parallel region.
+class OtherLoad {
+ public:
+  OtherLoad();
+  double percent() const;
+
+ private:
+  long long busy0_ = -1, total0_ = -1, self0_ = -1;
 };
 
 /// Records a CUDA event pair on the default execution space instance's stream; no-op elsewhere.
@@ -111,6 +126,7 @@ Samples time_iterations(benchmark::State& state, int warmup, Run&& run) {
   ES().fence();
   Samples s;
   DeviceTimer events;
+  const OtherLoad other;
   for (auto _ : state) {
     const auto t0 = clock::now();
     events.start();
@@ -123,12 +139,13 @@ Samples time_iterations(benchmark::State& state, int warmup, Run&& run) {
     const double ev = events.elapsed_s();
     if (ev >= 0.0) s.device_s.push_back(ev);
   }
+  s.other_cpu_pct = other.percent();
   return s;
 }
 
 /// Sets the counters of the conventions above from the samples: `rate_name` (e.g. "TFLOPS") =
-/// work / median seconds * rate_scale, median_ms, min_ms, max_ms; and the "_events" versions when
-/// device times exist. Returns the work per second at the median (host clock).
+/// work / median seconds * rate_scale, median_ms, min_ms, max_ms, other_cpu_pct; and the "_events"
+/// versions when device times exist. Returns the work per second at the median (host clock).
 double set_rate_counters(benchmark::State& state, const Samples& s, double work, const char* rate_name,
                          double rate_scale);
 

@@ -34,6 +34,9 @@ FAMILIES = {
     },
 }
 
+# A timing during which other processes took more than this share of the CPUs is marked.
+OTHER_LOAD_PCT = 10
+
 # Display names and plot styles of known series; unknown ones get their own name and a default style.
 VENDORS = {"openblas": "OpenBLAS", "cublas": "cuBLAS", "rocblas": "rocBLAS"}
 PRETTY = {"kokkos_kernels": "Kokkos Kernels", "copy": "copy", "kokkos_parallel_for": "Kokkos parallel_for"}
@@ -211,7 +214,7 @@ def main():
         out.append(line)
         out.append(f"    - command line: `{c.get('command_line', c.get('executable', '?'))}`")
         for k in ("openblas_config", "openblas_num_threads", "cublas_version", "cuda_runtime", "cuda_driver",
-                  "compiler", "kokkos_kernels_version", "load_avg", "library_build_type"):
+                  "compiler", "kokkos_kernels_version", "load_avg", "library_build_type", "reruns"):
             if k.startswith("openblas") and "openblas" not in vendors:
                 continue  # the library is linked but this process did not time it
             if k == "kokkos_kernels_version" and "kokkos_kernels" not in vendors:
@@ -286,7 +289,7 @@ def main():
             head = ["shape"] + [pretty(s) for s in series] + [h for h, _, _ in ratio_cols]
             out.append("| " + " | ".join(head) + " |")
             out.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
-            skipped = []
+            skipped, disturbed = [], []
             for shape, cells in table.items():
                 vals = {s: (cells[s].rate(metric) if s in cells else None) for s in series}
                 line = [shape.replace("x", "×")]
@@ -295,10 +298,19 @@ def main():
                         line.append("skipped" if cells[s].error.startswith("skipped") else "**failed**")
                         skipped.append(f"{shape} {s}: {cells[s].error}")
                     else:
-                        line.append(fmt_rate(vals[s], scale))
+                        cell = fmt_rate(vals[s], scale)
+                        other = cells[s].bench.get("other_cpu_pct") if s in cells else None
+                        if other is not None and other > OTHER_LOAD_PCT and vals[s] is not None:
+                            cell += "*"
+                            disturbed.append(other)
+                        line.append(cell)
                 line += [fmt_ratio(vals[a], vals[b]) for _, a, b in ratio_cols]
                 out.append("| " + " | ".join(line) + " |")
             out.append("")
+            if disturbed:
+                out.append(f"\\* Other processes used more than {OTHER_LOAD_PCT}% of the CPUs' time while this "
+                           f"was timed ({len(disturbed)} cells, up to {max(disturbed):.0f}%; `other_cpu_pct` in "
+                           "the JSON): on shared cores such a figure is likely too low.\n")
             if skipped:
                 out.append("Not measured:")
                 for s in skipped:
