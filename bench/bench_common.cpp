@@ -131,7 +131,8 @@ OtherLoad::OtherLoad() {
 
 double OtherLoad::percent() const {
   long long busy = 0, total = 0, self = 0;
-  if (total0_ < 0 || !read_ticks(busy, total, self) || total <= total0_) return -1.0;
+  // Below 20 ticks (0.1 s of one CPU) a single tick of anyone decides the figure: unknown.
+  if (total0_ < 0 || !read_ticks(busy, total, self) || total - total0_ < 20) return -1.0;
   const double other = double((busy - busy0_) - (self - self0_));
   return std::max(0.0, 100.0 * other / double(total - total0_));
 }

@@ -1,9 +1,10 @@
 // Shared machinery of tilekit's Google Benchmark suites (bench_matmul.cpp, and bench_elementwise.cpp
 // when it lands): options, shape lists, the run context, timing, input rotation, the time budget.
 //
-// A suite is a function that registers benchmarks; TILEKIT_BENCH_SUITE(fn) adds it to the binary's
-// list, and bench_main.cpp calls every suite once Kokkos is up. Conventions every suite follows, so
-// that scripts/report.py can read any of them:
+// A suite is a function that registers benchmarks; TILEKIT_BENCH_SUITE(name, fn) adds it to the
+// binary's list, and bench_main.cpp calls every suite after Kokkos is up (registration itself must not
+// need Kokkos: --benchmark_list_tests runs without it). Conventions every suite follows, so that
+// scripts/report.py can read any of them:
 //   - name    "<family>/<dtype>/<series>/<M>x<N>[x<K>]", e.g. "matmul/f32/tilekit:default/1024x1024x1024";
 //             the series has no '/' ("tilekit:default+leaky_relu", "kokkos_kernels", "openblas", ...);
 //   - counters: the rate from the median time (TFLOPS for matmul, GBps for elementwise), median_ms,
@@ -85,7 +86,7 @@ struct Samples {
 
 /// How much of the machine's CPU time other processes used between construction and percent():
 /// all CPUs' busy time minus this process's own, over all CPUs' time, in percent (Linux /proc, with
-/// its 10 ms tick resolution; -1 where unavailable). Host timings on shared cores mean little when
+/// its 10 ms tick resolution; -1 where unavailable or under 20 ticks of all CPUs' time). Host timings on shared cores mean little when
 /// this is high: a thread descheduled in favour of another process stalls the whole parallel region.
 class OtherLoad {
  public:

@@ -4,8 +4,10 @@
     bench-rerun.py filter FILE.json [PCT]   prints a --benchmark_filter regex matching the benchmarks
                                             of FILE timed while other processes used > PCT % (default
                                             10) of the CPUs; prints nothing when there are none
-    bench-rerun.py merge FILE.json NEW.json replaces FILE's entries by NEW's of the same name and
-                                            records the re-timing in FILE's context ("reruns")
+    bench-rerun.py best FILE.json NEW.json  keeps, for each benchmark of FILE also in NEW, the entry
+                                            with the higher rate (interference on shared cores only
+                                            slows a run down), and records it in FILE's context
+                                            ("reruns")
 """
 import json
 import re
@@ -25,12 +27,28 @@ def main():
                  if not b.get("error_occurred") and b.get("other_cpu_pct", 0) > pct]
         if names:
             print("^(" + "|".join(re.escape(n) for n in names) + ")/")
-    elif cmd == "merge":
+    elif cmd == "best":
         new = json.load(open(sys.argv[3]))
         fresh = {base(b["name"]): b for b in new["benchmarks"]}
-        data["benchmarks"] = [fresh.get(base(b["name"]), b) for b in data["benchmarks"]]
+
+        def rate(b):
+            if b.get("error_occurred"):
+                return -1.0
+            return b.get("TFLOPS", b.get("GBps", -1.0))
+
+        kept = 0
+        out = []
+        for b in data["benchmarks"]:
+            n = fresh.get(base(b["name"]))
+            if n is not None and rate(n) > rate(b):
+                out.append(n)
+                kept += 1
+            else:
+                out.append(b)
+        data["benchmarks"] = out
         ctx = data["context"]
-        note = f"{len(fresh)} re-timed at {new['context'].get('date', '?')} (load_avg {new['context'].get('load_avg')})"
+        note = (f"{len(fresh)} re-timed at {new['context'].get('date', '?')}, {kept} of them faster and kept "
+                f"(load_avg {new['context'].get('load_avg')})")
         ctx["reruns"] = (ctx["reruns"] + "; " if "reruns" in ctx else "") + note
         json.dump(data, open(path, "w"), indent=2)
         print(f"bench-rerun: {note}")
