@@ -57,7 +57,8 @@ apt_install() {
 
 ensure_apt_sources
 apt_install build-essential cmake ninja-build ccache dpkg-dev git \
-  libbenchmark-dev libgtest-dev libgmock-dev libopenblas-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libbenchmark-dev libgtest-dev libgmock-dev libopenblas-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
+  python3-matplotlib
 case "$backend" in
   cuda) apt_install nvidia-cuda-toolkit g++-11 ;;
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;

@@ -1,0 +1,351 @@
+// Matmul benchmarks: tilekit against Kokkos Kernels and the vendor BLAS on the same data, in the
+// same process where the vendor allows it.
+//
+// Every series computes C = A B (alpha 1, beta 0) on column-major A (M x K), B (K x N), C (M x N),
+// the BLAS convention, from the same random inputs (kernels/fill.hpp, fixed seeds; never zeros):
+//   tilekit:<config>               tilekit's blocked matmul with that config source's config
+//   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
+//   kokkos_kernels                 KokkosBlas::gemm, native (no TPL); f32 and f64 only: Kokkos
+//                                  Kernels has no f16 gemm
+//   openblas                       cblas_{s,d}gemm (host backends, when OpenBLAS was found)
+//   openblas+leaky_relu            the same followed by a separate Kokkos activation pass over C
+// On CUDA the vendor series (cuBLAS) come from bench/cublas_baseline.cu, a separate program built
+// on the GPU machine with that machine's CUDA toolkit, writing the same JSON.
+//
+// Types: f64, f32, and f16 with f32 accumulation (f16 in, f16 out); bf16 can be asked for
+// (tilekit series only). FLOPs counted: 2 M N K per run (the activation is not counted).
+#include "bench/bench_common.hpp"
+#include "kernels/fill.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_check.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
+#include <cblas.h>
+#endif
+
+namespace tilekit {
+namespace bench {
+// A named namespace, not an anonymous one: nvcc's extended (device) lambdas need enclosing
+// functions it can name.
+namespace matmul_suite {
+
+using ES = Kokkos::DefaultExecutionSpace;
+
+// ---- config sources of the tilekit series ------------------------------------------------------
+
+/// Where a tilekit series gets its config for a shape and type.
+using ConfigFn = MatmulConfig (*)(const Shape&, DType);
+
+MatmulConfig default_config(const Shape&, DType t) { return tuning::default_matmul_config(backend_name(), t); }
+
+struct ConfigSource {
+  const char* label;  ///< series name part: "tilekit:<label>"
+  ConfigFn config;
+};
+
+/// One tilekit series per entry, each also run with the fused activation. The tuning cache adds its
+/// choice per shape with one more entry, e.g. {"tuned", &tuned_config}.
+const ConfigSource kConfigSources[] = {
+    {"default", &default_config},
+};
+
+// ---- series ------------------------------------------------------------------------------------
+
+enum class Impl { tilekit, kokkos_kernels, openblas };
+
+struct Series {
+  std::string name;  ///< e.g. "tilekit:default+leaky_relu"; no '/'
+  Impl impl;
+  Activation act;              ///< fused (tilekit) or a separate pass (vendor)
+  ConfigFn config = nullptr;   ///< tilekit only
+};
+
+constexpr Activation kActivation = Activation::leaky_relu;  // the seeds' fused activation
+
+template <class T>
+constexpr bool kk_has_type() {
+  return std::is_same<T, float>::value || std::is_same<T, double>::value;
+}
+
+template <class T>
+std::vector<Series> series_for() {
+  std::vector<Series> s;
+  for (const auto& src : kConfigSources) {
+    s.push_back({std::string("tilekit:") + src.label, Impl::tilekit, Activation::none, src.config});
+    s.push_back({std::string("tilekit:") + src.label + "+" + activation_name(kActivation), Impl::tilekit,
+                 kActivation, src.config});
+  }
+  if (kk_has_type<T>()) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
+  if (kk_has_type<T>()) {  // OpenBLAS: sgemm and dgemm (no f16 gemm)
+    s.push_back({"openblas", Impl::openblas, Activation::none});
+    s.push_back({std::string("openblas+") + activation_name(kActivation), Impl::openblas, kActivation});
+  }
+#endif
+  return s;
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+constexpr uint64_t kSeedA = 1, kSeedB = 2, kSeedC = 3;
+
+/// `sets` input sets of column-major A, B and C, each operand one allocation (set s at offset
+/// s * size). Rotating through the sets keeps small problems from running out of cache.
+template <class T>
+struct Operands {
+  int64_t M, N, K;
+  int sets;
+  Kokkos::View<T*> a, b, c;
+
+  Operands(const Shape& sh, int nsets)
+      : M(sh.M), N(sh.N), K(sh.K), sets(nsets),
+        a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::A"), nsets * sh.M * sh.K),
+        b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::B"), nsets * sh.K * sh.N),
+        c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::C"), nsets * sh.M * sh.N) {
+    fill_random(a.data(), static_cast<int64_t>(a.size()), kSeedA);
+    fill_random(b.data(), static_cast<int64_t>(b.size()), kSeedB);
+    fill_random(c.data(), static_cast<int64_t>(c.size()), kSeedC);  // beta = 0: never read
+    ES().fence();
+  }
+  T* A(int s) const { return a.data() + s * M * K; }
+  T* B(int s) const { return b.data() + s * K * N; }
+  T* C(int s) const { return c.data() + s * M * N; }
+};
+
+template <class T>
+MatmulProblem<T, T> problem(const Operands<T>& o, int s, Activation act) {
+  MatmulProblem<T, T> p;
+  p.M = o.M;
+  p.N = o.N;
+  p.K = o.K;
+  p.a = {o.A(s), o.M, o.K, 1, o.M};  // column-major: (i, k) at i + k M
+  p.b = {o.B(s), o.K, o.N, 1, o.K};
+  p.c = {o.C(s), o.M, o.N, 1, o.M};
+  p.act = act;
+  return p;
+}
+
+/// The vendor's separate activation pass: one Kokkos kernel over C, in the accumulation type.
+template <class T>
+void activation_pass(T* c, int64_t n, Activation act) {
+  using compute = typename TypeTraits<T>::compute;
+  Kokkos::parallel_for(
+      "tilekit::bench::activation_pass", Kokkos::RangePolicy<ES, Kokkos::IndexType<int64_t>>(0, n),
+      KOKKOS_LAMBDA(int64_t i) { c[i] = convert<T>(activate(act, convert<compute>(c[i]))); });
+}
+
+template <class T>
+void kokkos_kernels_run(const Operands<T>& o, int s) {
+  if constexpr (kk_has_type<T>()) {
+    Kokkos::View<const T**, Kokkos::LayoutLeft> A(o.A(s), o.M, o.K), B(o.B(s), o.K, o.N);
+    Kokkos::View<T**, Kokkos::LayoutLeft> C(o.C(s), o.M, o.N);
+    kokkos_kernels_gemm(A, B, C);
+  }
+}
+
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
+template <class T>
+void openblas_run(const Operands<T>& o, int s, Activation act) {
+  const int m = static_cast<int>(o.M), n = static_cast<int>(o.N), k = static_cast<int>(o.K);
+  if constexpr (std::is_same<T, float>::value)
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, o.A(s), m, o.B(s), k, 0.0f, o.C(s), m);
+  if constexpr (std::is_same<T, double>::value)
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, o.A(s), m, o.B(s), k, 0.0, o.C(s), m);
+  if (act != Activation::none) activation_pass(o.C(s), o.M * o.N, act);
+}
+#endif
+
+// ---- result check ------------------------------------------------------------------------------
+
+/// Compares 16 entries of C (set s; corners and pseudo-random ones) with sums in double on the host,
+/// recomputing A and B from the generator, so even 9728x8192x65536 is checked in O(16 K).
+/// Returns the relative error over the samples (2-norm); sets `tol` to tilekit's bound for the type.
+template <class T>
+double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
+  constexpr int P = 16;
+  Kokkos::View<int64_t*> idx("bench::check_idx", P);
+  Kokkos::View<double*> got("bench::check_got", P);
+  auto idx_h = Kokkos::create_mirror_view(idx);
+  for (int p = 0; p < P; ++p) {
+    const uint64_t r = splitmix64(0xc0ffee + p);
+    int64_t i = static_cast<int64_t>(r % static_cast<uint64_t>(o.M));
+    int64_t j = static_cast<int64_t>((r >> 32) % static_cast<uint64_t>(o.N));
+    if (p == 0) i = j = 0;
+    if (p == 1) i = o.M - 1, j = o.N - 1;
+    idx_h(p) = i + j * o.M;
+  }
+  Kokkos::deep_copy(idx, idx_h);
+  const T* c = o.C(s);
+  Kokkos::parallel_for(
+      "tilekit::bench::gather", Kokkos::RangePolicy<ES>(0, P),
+      KOKKOS_LAMBDA(int p) { got(p) = convert<double>(c[idx(p)]); });
+  auto got_h = Kokkos::create_mirror_view(got);
+  Kokkos::deep_copy(got_h, got);
+  double d2 = 0.0, r2 = 0.0;
+  const uint64_t off_a = static_cast<uint64_t>(s) * o.M * o.K, off_b = static_cast<uint64_t>(s) * o.K * o.N;
+  for (int p = 0; p < P; ++p) {
+    const int64_t i = idx_h(p) % o.M, j = idx_h(p) / o.M;
+    double ref = 0.0;
+    for (int64_t k = 0; k < o.K; ++k)
+      ref += convert<double>(random_value<T>(kSeedA, off_a + i + k * o.M)) *
+             convert<double>(random_value<T>(kSeedB, off_b + k + j * o.K));
+    ref = activate(act, ref);
+    const double v = got_h(p);
+    if (!(v - v == 0.0)) return INFINITY;  // NaN or inf
+    d2 += (v - ref) * (v - ref);
+    r2 += ref * ref;
+  }
+  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<T>::dtype, o.K);
+  return r2 > 0.0 ? std::sqrt(d2 / r2) : (d2 == 0.0 ? 0.0 : INFINITY);
+}
+
+// ---- the benchmark -----------------------------------------------------------------------------
+
+template <class T>
+void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series) {
+  const std::string dt = dtype_name(TypeTraits<T>::dtype);
+  const std::string key = "matmul/" + dt + "/" + series.name;
+  const double flops = 2.0 * double(shape.M) * double(shape.N) * double(shape.K);
+  const int warmup = options().warmup;
+  const std::string skip = over_budget(key, flops, warmup + static_cast<int>(state.max_iterations));
+  if (!skip.empty()) {
+    state.SkipWithError(skip.c_str());
+    return;
+  }
+
+  const double set_bytes = double(shape.M * shape.K + shape.K * shape.N + shape.M * shape.N) * sizeof(T);
+  const int sets = rotation_count(set_bytes);
+  Operands<T> ops(shape, sets);
+  int last = 0;  // the set the last run wrote
+
+  Samples samples;
+  std::string label;
+  if (series.impl == Impl::tilekit) {
+    const MatmulConfig cfg = series.config(shape, TypeTraits<T>::dtype);
+    const std::string why = check_matmul(problem(ops, 0, series.act), cfg);
+    if (!why.empty()) {
+      state.SkipWithError(("config rejected: " + why).c_str());
+      return;
+    }
+    label = cfg.name();
+    samples = time_iterations(state, warmup, [&](int64_t i) {
+      last = static_cast<int>(i % sets);
+      launch_matmul(problem(ops, last, series.act), cfg);
+    });
+  } else if (series.impl == Impl::kokkos_kernels) {
+    label = "KokkosBlas::gemm (native, no TPL)";
+    samples = time_iterations(state, warmup, [&](int64_t i) {
+      last = static_cast<int>(i % sets);
+      kokkos_kernels_run(ops, last);
+    });
+  } else {
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
+    label = std::string(std::is_same<T, float>::value ? "cblas_sgemm" : "cblas_dgemm") +
+            (series.act != Activation::none ? std::string(" + Kokkos ") + activation_name(series.act) + " pass"
+                                            : std::string());
+    samples = time_iterations(state, warmup, [&](int64_t i) {
+      last = static_cast<int>(i % sets);
+      openblas_run(ops, last, series.act);
+    });
+#endif
+  }
+
+  const double rate = set_rate_counters(state, samples, flops, "TFLOPS", 1e-12);
+  record_rate(key, rate);
+  state.counters["M"] = double(shape.M);
+  state.counters["N"] = double(shape.N);
+  state.counters["K"] = double(shape.K);
+  state.counters["buffers"] = sets;
+  state.counters["warmup"] = warmup;
+  state.SetLabel(label);
+
+  double tol = 0.0;
+  const double err = spot_check(ops, last, series.act, tol);
+  state.counters["check_rel_error"] = err;
+  if (!(err <= tol)) {
+    const std::string msg = "wrong result: relative error " + std::to_string(err) + " over 16 sampled entries " +
+                            "exceeds the tolerance " + std::to_string(tol);
+    state.SkipWithError(msg.c_str());
+    record_failure();
+  }
+}
+
+template <class T>
+void register_type(const Shape& shape) {
+  const std::string dt = dtype_name(TypeTraits<T>::dtype);
+  const double flops = 2.0 * double(shape.M) * double(shape.N) * double(shape.K);
+  for (const Series& s : series_for<T>()) {
+    const std::string name = "matmul/" + dt + "/" + s.name + "/" + shape.name();
+    benchmark::RegisterBenchmark(name.c_str(), [shape, s](benchmark::State& st) { bm_matmul<T>(st, shape, s); })
+        ->UseManualTime()
+        ->Iterations(reps_for(flops))
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+/// Square 128..1024 on host backends (2 cores take a while); the GPU list on GPUs.
+const char* default_shapes() {
+  return tuning::is_gpu_space<ES>() ? "128:4096:128,8192,9728x8192x65536@f16" : "128:1024:128";
+}
+
+void register_matmul() {
+  std::vector<Shape> shapes;
+  std::string why;
+  const std::string text = options().shapes_text.empty() ? default_shapes() : options().shapes_text;
+  if (!parse_shapes(text, shapes, why)) throw std::invalid_argument(why);
+  for (const Shape& s : shapes)
+    if (s.K == 0) throw std::invalid_argument("matmul: shape '" + s.name() + "' needs three sizes, MxNxK");
+  std::vector<std::string> dtypes = options().dtypes;
+  if (dtypes.empty()) dtypes = {"f32", "f64", "f16"};
+  for (const auto& dt : dtypes)
+    if (dt != "f32" && dt != "f64" && dt != "f16" && dt != "bf16")
+      throw std::invalid_argument("matmul: unknown dtype '" + dt + "' (allowed: f32, f64, f16, bf16)");
+
+  // Shape-major order: a series' previous shape gives the rate the time budget judges it by.
+  for (const Shape& s : shapes)
+    for (const auto& dt : dtypes) {
+      if (!s.wants(dt)) continue;
+      if (dt == "f32") register_type<float>(s);
+      if (dt == "f64") register_type<double>(s);
+      if (dt == "f16") register_type<f16>(s);
+      if (dt == "bf16") register_type<bf16>(s);
+    }
+
+  benchmark::AddCustomContext("matmul_shapes", text);
+  std::string dl;
+  for (const auto& dt : dtypes) dl += (dl.empty() ? "" : ",") + dt;
+  benchmark::AddCustomContext("matmul_dtypes", dl);
+  for (DType t : {DType::f32, DType::f64, DType::f16})
+    benchmark::AddCustomContext(std::string("matmul_config_default_") + dtype_name(t),
+                                tuning::default_matmul_config(backend_name(), t).name());
+  benchmark::AddCustomContext("matmul_operands",
+                              "column-major A (MxK), B (KxN), C (MxN); alpha 1, beta 0; uniform random in "
+                              "[-1, 1) from kernels/fill.hpp (seeds 1, 2); f16 accumulates in f32");
+  benchmark::AddCustomContext("matmul_activation",
+                              std::string(activation_name(kActivation)) +
+                                  " (slope 0.01): fused into tilekit's epilogue; a separate Kokkos pass over C "
+                                  "after the vendor gemm");
+  benchmark::AddCustomContext("matmul_kokkos_kernels",
+                              "KokkosBlas::gemm " + kokkos_kernels_version() +
+                                  ", native (no TPL); f32 and f64 only (Kokkos Kernels has no f16 gemm)");
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
+  benchmark::AddCustomContext("openblas_config", openblas_get_config());
+  benchmark::AddCustomContext("openblas_num_threads", std::to_string(openblas_get_num_threads()));
+#endif
+}
+
+}  // namespace matmul_suite
+
+TILEKIT_BENCH_SUITE(matmul, &matmul_suite::register_matmul);
+
+}  // namespace bench
+}  // namespace tilekit

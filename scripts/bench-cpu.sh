@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Runs tilekit's CPU benchmarks on this machine (OpenMP backend) and writes the CPU section of
+# BENCHMARKS.md from the measured JSON.
+#
+#   scripts/bench-cpu.sh            full run: matmul f32, f64, f16 at 128..2048 step 128, twice (about
+#                                   12 min on 2 idle cores; more while it waits for other users' work)
+#   scripts/bench-cpu.sh --quick    128..512 step 128, to check the pipeline (~20 s)
+#   scripts/bench-cpu.sh --retime   no new run: re-times the benchmarks of the existing results that
+#                                   other processes disturbed, then rewrites the report
+#
+# Environment: TILEKIT_BENCH_SHAPES / TILEKIT_BENCH_DTYPES override the shapes / types (syntax:
+# tilekit_bench_matmul --help); BENCH_RESULTS (default bench/results/cpu-openmp) is where the JSON
+# goes; BENCH_SECTION (default cpu-openmp) names the BENCHMARKS.md section.
+#
+# Two processes, each under the settings its libraries are best in (shared/TOOLCHAIN.md):
+#   1. tilekit and Kokkos Kernels: Kokkos' OpenMP threads pinned, OMP_PROC_BIND=spread OMP_PLACES=threads;
+#   2. OpenBLAS (its own pthread pool): OMP_PROC_BIND unset, since threads it starts from a pinned
+#      master inherit that one core (OpenBLAS fell from 140 to 72 GFLOP/s so); OMP_WAIT_POLICY=passive
+#      so that Kokkos' threads, running the separate activation pass, sleep instead of spinning
+#      against OpenBLAS's threads between calls.
+# Both use the same inputs: the same generator and seeds (kernels/fill.hpp).
+# The cores are shared with other users, whose work only ever slows a run down. So each process runs
+# BENCH_PASSES times (default 2) and every benchmark keeps its fastest pass (each pass's figure is the
+# median of its iterations); then benchmarks that other processes visibly disturbed (other_cpu_pct >
+# 10) are re-timed once the CPUs are idle (up to BENCH_RERUNS times, default 2), likewise kept if faster.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-full}
+case $mode in full|--quick|--retime) ;; *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+shapes=${TILEKIT_BENCH_SHAPES:-128:2048:128}
+[ "$mode" = "--quick" ] && shapes=${TILEKIT_BENCH_SHAPES:-128:512:128}
+dtypes=${TILEKIT_BENCH_DTYPES:-f32,f64,f16}
+results=${BENCH_RESULTS:-bench/results/cpu-openmp}
+section=${BENCH_SECTION:-cpu-openmp}
+unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES  # passed as flags below, so the JSON records them
+passes=${BENCH_PASSES:-2}
+if [ "$mode" = "--retime" ]; then  # the shapes and types of the run being re-timed
+  ctx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"][sys.argv[2]])' "$@"; }
+  shapes=$(ctx "$results/matmul_kokkos.json" matmul_shapes)
+  dtypes=$(ctx "$results/matmul_kokkos.json" matmul_dtypes)
+fi
+
+scripts/deps.sh openmp >/dev/null
+cmake --preset openmp >/dev/null
+cmake --build --preset openmp --target tilekit_bench_matmul
+bin=build/openmp/tilekit_bench_matmul
+mkdir -p "$results"
+if [ "$mode" = "--retime" ]; then
+  echo "$(date -u +%FT%TZ) scripts/bench-cpu.sh --retime: re-timing what other processes disturbed" >> "$results/run.txt"
+else
+  rm -f "$results"/matmul_*.json "$results"/run.txt
+fi
+common=(--tk_shapes="$shapes" --tk_dtypes="$dtypes" --benchmark_out_format=json)
+
+# The cores may be shared (other users' builds): an OpenMP barrier waiting on a descheduled thread
+# turns microseconds into scheduler time slices. Wait (up to BENCH_WAIT_IDLE_S, default 600 s) until
+# the CPUs are at least 90% idle over 5 s, and record the load around each process.
+busy_pct() {  # CPU busy percentage over 5 s, from /proc/stat
+  local a b
+  a=($(head -1 /proc/stat)); sleep 5; b=($(head -1 /proc/stat))
+  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) total=0 i
+  for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+  echo $(( total > 0 ? 100 * (total - idle) / total : 0 ))
+}
+wait_idle() {
+  local waited=0 limit=${BENCH_WAIT_IDLE_S:-600} busy
+  while busy=$(busy_pct); [ "$busy" -gt 10 ] && [ $waited -lt "$limit" ]; do
+    echo "   (CPUs ${busy}% busy; waiting for them to go idle)"; waited=$((waited + 5))
+  done
+  echo "$(date -u +%FT%TZ) $1: CPUs ${busy}% busy over 5 s before start; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" \
+    | tee -a "$results/run.txt"
+}
+after() {
+  echo "$(date -u +%FT%TZ) $1: done; loadavg $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min)" | tee -a "$results/run.txt"
+}
+
+# run NAME FILTER ENV...: BENCH_PASSES runs of one process under ENV, fastest pass kept per benchmark,
+# then up to BENCH_RERUNS re-timings of what other processes disturbed (> 10% of the CPUs).
+run() {
+  local name=$1 filter=$2 pass again
+  shift 2
+  if [ "$mode" != "--retime" ]; then
+    for pass in $(seq 1 "$passes"); do
+      wait_idle "$name (pass $pass of $passes)"
+      env "$@" "$bin" "${common[@]}" --benchmark_filter="$filter" --benchmark_out="$results/pass.json"
+      after "$name (pass $pass of $passes)"
+      if [ "$pass" = 1 ]; then
+        mv "$results/pass.json" "$results/$name"
+      else
+        python3 scripts/bench-rerun.py best "$results/$name" "$results/pass.json" | tee -a "$results/run.txt"
+        rm -f "$results/pass.json"
+      fi
+    done
+  fi
+  for pass in $(seq 1 "${BENCH_RERUNS:-2}"); do
+    again=$(python3 scripts/bench-rerun.py filter "$results/$name")
+    [ -n "$again" ] || break
+    echo "== re-timing $(echo "$again" | tr '|' '\n' | wc -l) disturbed benchmarks of $name (pass $pass)"
+    wait_idle "$name (re-timing, pass $pass)"
+    env "$@" "$bin" "${common[@]}" --benchmark_filter="$again" --benchmark_out="$results/rerun.json"
+    after "$name (re-timing, pass $pass)"
+    python3 scripts/bench-rerun.py best "$results/$name" "$results/rerun.json" | tee -a "$results/run.txt"
+    rm -f "$results/rerun.json"
+  done
+}
+
+echo "== tilekit + Kokkos Kernels (OMP_PROC_BIND=spread OMP_PLACES=threads)"
+run matmul_kokkos.json '/(tilekit|kokkos_kernels)' OMP_PROC_BIND=spread OMP_PLACES=threads
+
+echo "== OpenBLAS (OMP_PROC_BIND unset, OMP_WAIT_POLICY=passive)"
+run matmul_openblas.json '/openblas' -u OMP_PROC_BIND -u OMP_PLACES OMP_WAIT_POLICY=passive
+
+# The report needs matplotlib for its plots: the first python3 that has it (Debian: python3-matplotlib).
+py=python3
+for p in python3 /usr/bin/python3; do
+  if "$p" -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
+done
+cmd="scripts/bench-cpu.sh"
+[ "$mode" = "--quick" ] && cmd="$cmd --quick"
+[ "$shapes" != "128:2048:128" ] && [ "$mode" != "--quick" ] && cmd="TILEKIT_BENCH_SHAPES=$shapes $cmd"
+[ "$dtypes" != "f32,f64,f16" ] && cmd="TILEKIT_BENCH_DTYPES=$dtypes $cmd"
+if grep -q -- "--retime" "$results/run.txt" 2>/dev/null; then
+  cmd="$cmd, then scripts/bench-cpu.sh --retime"
+fi
+notes="Each figure is the median of one process's timed iterations; each process ran $passes times and every benchmark keeps its fastest run, since other users' work on the shared cores only slows runs down. Benchmarks during which other processes took more than 10% of the CPUs were re-timed once the cores were idle. The load around each run (\`$results/run.txt\`):"$'\n'
+notes+=$(grep -v "^bench-rerun" "$results/run.txt" | sed 's/^/- /')
+"$py" scripts/report.py --section "$section" --title "CPU: OpenMP backend ($(nproc) cores)" \
+  --command "$cmd" --out BENCHMARKS.md --plots docs/bench --notes "$notes" "$results"/matmul_*.json

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs ON THE GPU MACHINE, from the repository root, with the CUDA benchmark build carried in
+# .carry/cuda (made on the build machine by scripts/bench-gpu-prepare.sh). In one invocation:
+#   1. builds the cuBLAS baseline (bench/cublas_baseline.cu) with this machine's own nvcc,
+#   2. runs it, then tilekit_bench_matmul (tilekit + Kokkos Kernels), on the same shapes and types,
+#   3. writes to $OUT (at most 8 files): matmul_cuda_cublas.json, matmul_cuda_tilekit.json,
+#      cublas.log, tilekit.log, gpu.txt.
+# It keeps within TILEKIT_BENCH_BUDGET_S seconds (default 540, under the device tool's 600 s limit):
+# each program skips, with the reason in its JSON, any benchmark whose series' rate on the previous
+# shape says it would end past its deadline (e.g. tilekit or Kokkos Kernels at 9728x8192x65536).
+# Back on the build machine: scripts/bench-gpu-report.sh <folder with the returned files>.
+#
+# Environment: TILEKIT_BENCH_SHAPES (default 128:4096:128,8192,9728x8192x65536@f16),
+# TILEKIT_BENCH_DTYPES (default f32,f64,f16), TILEKIT_BENCH_BUDGET_S (default 540).
+set -uo pipefail
+t0=$SECONDS
+bin=.carry/cuda
+out=${OUT:-/tmp/tilekit-bench}
+mkdir -p "$out"
+shapes=${TILEKIT_BENCH_SHAPES:-128:4096:128,8192,9728x8192x65536@f16}
+dtypes=${TILEKIT_BENCH_DTYPES:-f32,f64,f16}
+budget=${TILEKIT_BENCH_BUDGET_S:-540}
+unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES  # passed as flags, so the JSON records them
+# Repetitions: timed iterations = 500 GFLOP / (2MNK), clamped to [5, 100], after 2 warm-ups.
+warmup=2 min_reps=5 max_reps=100 rep_work=500
+
+[ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/bench-gpu-prepare.sh on the build machine and carry .carry/cuda)"; exit 1; }
+rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || echo unknown)
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi -L
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv
+  nvcc --version | tail -2
+  nproc
+} > "$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+
+echo "== building the cuBLAS baseline ($((SECONDS - t0)) s)"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if "$nvcc" -O3 -std=c++17 -arch=sm_90 -I. -o /tmp/cublas_baseline bench/cublas_baseline.cu -lcublas; then
+  # At most a third of the budget: cuBLAS needs far less; the rest is tilekit's.
+  echo "== cuBLAS baseline ($((SECONDS - t0)) s)"
+  /tmp/cublas_baseline --shapes="$shapes" --dtypes="$dtypes" --warmup=$warmup --min_reps=$min_reps \
+    --max_reps=$max_reps --rep_work=$rep_work --deadline_s=$((budget / 3)) --git_revision="$rev" \
+    --out="$out/matmul_cuda_cublas.json" > "$out/cublas.log" 2>&1
+  echo "cublas_baseline exit status $?"
+  tail -5 "$out/cublas.log"
+else
+  echo "bench-gpu: the cuBLAS baseline did not build; tilekit runs without it" | tee "$out/cublas.log"
+fi
+
+left=$((budget - (SECONDS - t0) - 15))
+echo "== tilekit + Kokkos Kernels ($((SECONDS - t0)) s; deadline $left s)"
+"$bin/tilekit_bench_matmul" --tk_shapes="$shapes" --tk_dtypes="$dtypes" --tk_warmup=$warmup \
+  --tk_min_reps=$min_reps --tk_max_reps=$max_reps --tk_rep_work=$rep_work --tk_deadline_s=$left \
+  --benchmark_out="$out/matmul_cuda_tilekit.json" --benchmark_out_format=json > "$out/tilekit.log" 2>&1
+echo "tilekit_bench_matmul exit status $?"
+# A short table for the reply (the full ones are made on the build machine from the JSON).
+python3 scripts/report.py --stdout --only-shapes '^(1024|2048|4096|8192|9728)x' --section gpu --title summary \
+  --command scripts/bench-gpu.sh "$out"/matmul_cuda_*.json 2>&1 | grep -E "^(###|\||Not|- [0-9])" | cut -c1-400
+echo "== done in $((SECONDS - t0)) s; files in $out:"
+ls -l "$out"
