@@ -2,6 +2,7 @@
 // to a Kokkos::deep_copy of the same byte count, optionally validate against the host reference.
 #include "app/commands.hpp"
 #include "kernels/elementwise.hpp"
+#include "tuning/elementwise_tuner.hpp"
 #include "kernels/elementwise_check.hpp"
 #include "kernels/fill.hpp"
 #include "kernels/runtime.hpp"
@@ -33,7 +34,7 @@ struct ElementwiseOpts {
   std::string last_shape;  // "RxC"; default MxN
   double alpha = 1.0, beta = 1.0;
   int reps = 20, warmup = 3, buffers = 0;  // buffers 0: automatic
-  bool check = false, json = false;
+  bool check = false, json = false, verbose = false;
   uint64_t seed = 42;
 };
 
@@ -97,6 +98,13 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
     cfg = tuning::default_elementwise_config(info.backend, TypeTraits<T>::dtype, named.variant);
     ElementwiseConfig::parse(o.config, cfg, why);
     config_source = "given";
+  }
+  if (variant == ElementwiseVariant::automatic && o.config.empty()) {
+    // auto: the tuned config of this op/type/shape (exact, then nearest), else the default.
+    std::string source, why;
+    cfg = tuning::resolve_tuned_elementwise(kind, TypeTraits<T>::dtype, o.M, o.N, source, why);
+    config_source = "auto: " + source;
+    if (o.verbose) fmt::print(stderr, "variant auto -> {} ({}): {}\n", cfg.name(), source, why);
   }
   cfg = resolve_elementwise_config(cfg, TypeTraits<T>::dtype);
 
@@ -319,6 +327,7 @@ Runner add_elementwise(CLI::App& app) {
   app.add_flag("--check", o->check,
                "validate against the host reference: bit for bit, or within the stated tolerance for silu");
   app.add_flag("--json", o->json, "print JSON instead of text");
+  app.add_flag("-v,--verbose", o->verbose, "say which config --variant auto chose, and why");
   return [o]() { return dispatch(*o); };
 }
 

@@ -6,6 +6,7 @@
 #include "kernels/runtime.hpp"
 #include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
+#include "tuning/elementwise_tuner.hpp"
 #include "tuning/vendor_blas.hpp"
 
 #include <fmt/format.h>
@@ -41,10 +42,10 @@ struct TuneOpts {
 };
 
 // "256:4096:256" (squares from 256 to 4096 step 256), "1024", "512x256x128", or a comma list.
-std::vector<std::array<int64_t, 3>> parse_sizes(const std::string& s) {
+std::vector<std::array<int64_t, 3>> parse_sizes(const std::string& s, int rank = 3) {
   std::vector<std::array<int64_t, 3>> out;
   static const std::regex range(R"((\d{1,7}):(\d{1,7}):(\d{1,7}))"), one(R"((\d{1,7}))"),
-      mnk(R"((\d{1,7})x(\d{1,7})x(\d{1,7}))");
+      mnk(R"((\d{1,7})x(\d{1,7})x(\d{1,7}))"), mn(R"((\d{1,7})x(\d{1,7}))");
   std::size_t start = 0;
   while (start <= s.size()) {
     const std::size_t comma = s.find(',', start);
@@ -55,14 +56,17 @@ std::vector<std::array<int64_t, 3>> parse_sizes(const std::string& s) {
       if (step == 0 || a > b || a == 0)
         throw InvalidArgument(fmt::format("--sizes '{}': a range needs 0 < first <= last and step > 0", item));
       for (int64_t v = a; v <= b; v += step) out.push_back({v, v, v});
-    } else if (std::regex_match(item, m, mnk)) {
+    } else if (rank == 2 && std::regex_match(item, m, mn)) {
+      out.push_back({std::stoll(m[1]), std::stoll(m[2]), 1});
+    } else if (rank == 3 && std::regex_match(item, m, mnk)) {
       out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
     } else if (std::regex_match(item, m, one)) {
       const int64_t v = std::stoll(m[1]);
       out.push_back({v, v, v});
     } else {
       throw InvalidArgument(fmt::format(
-          "--sizes: '{}' is not a size (allowed: N, MxNxK, first:last:step, or a comma list of them)", item));
+          "--sizes: '{}' is not a size (allowed: N, {}, first:last:step, or a comma list of them)", item,
+          rank == 2 ? "MxN" : "MxNxK"));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -209,6 +213,88 @@ int run_tune_matmul(const TuneOpts& o) {
   return 0;
 }
 
+struct TuneEwOpts {
+  std::string sizes = "4096x4096";
+  std::string op = "add", dtype = "f32", strategy = "exhaustive", out, cache;
+  int budget = 0;
+  double seconds = 0;
+  uint64_t seed = 1;
+  int reps = 7, warmup = 2;
+  bool no_cache = false, quiet = false;
+};
+
+int run_tune_elementwise(const TuneEwOpts& o) {
+  using namespace tuning;
+  ElementwiseTuneRequest req;
+  for (const auto& s : parse_sizes(o.sizes, 2)) req.shapes.push_back({s[0], s[1]});
+  if (!parse_op(o.op, req.op)) throw InvalidArgument(fmt::format("unknown --op '{}' (allowed: {})", o.op, op_names()));
+  if (!parse_dtype(o.dtype, req.dtype) || req.dtype == DType::i8)
+    throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i32)", o.dtype));
+  if (!parse_strategy(o.strategy, req.strategy))
+    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random)", o.strategy));
+  req.budget = {o.budget, o.seconds};
+  req.seed = o.seed;
+  req.reps = o.reps;
+  req.warmup = o.warmup;
+  const RuntimeInfo info = runtime_info();
+  std::unique_ptr<TuningCache> cache;
+  if (!o.no_cache) {
+    cache = std::make_unique<TuningCache>(
+        TuningCache::for_current_device(o.cache.empty() ? TuningCache::default_dir() : o.cache));
+    cache->load();
+    for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
+  }
+  const std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-elementwise-{}-{}-{}", info.backend, o.op, o.dtype) : o.out;
+  std::filesystem::create_directories(out_dir);
+  if (!o.quiet)
+    fmt::print("tuning elementwise {} {} on {} ({}), {} shapes, strategy {}\n", o.op, o.dtype, info.backend,
+               info.device, req.shapes.size(), strategy_name(req.strategy));
+  const ProgressBar bar(!o.quiet);
+  const auto res = tune_elementwise(req, cache.get(), [&](int d, int t, const std::string& b) { bar(d, t, b); });
+  fmt::print("\n{:>12} {:>36} {:>10} {:>9} {:>9} {:>9} {:>8}\n", "shape", "best config", "time us", "GB/s",
+             "x default", "copy GB/s", "x copy");
+  nlohmann::json j;
+  j["context"] = {{"backend", info.backend}, {"device", info.device}, {"op", o.op}, {"dtype", o.dtype},
+                  {"strategy", strategy_name(req.strategy)}, {"budget", req.budget.count}, {"seed", req.seed}};
+  for (const auto& s : res.shapes) {
+    if (!s.best) {
+      fmt::print("{:>12} no verified candidate\n", fmt::format("{}x{}", s.shape[0], s.shape[1]));
+      continue;
+    }
+    const double xdef = s.default_result && s.default_result->status == "ok" ? s.default_result->median_s / s.best->median_s : 0;
+    fmt::print("{:>12} {:>36} {:>10.1f} {:>9.1f} {:>9.2f} {:>9.1f} {:>8.3f}\n", fmt::format("{}x{}", s.shape[0], s.shape[1]),
+               s.best->config.name(), s.best->median_s * 1e6, s.best->gbps, xdef, s.copy_gbps,
+               s.copy_gbps > 0 ? s.best->gbps / s.copy_gbps : 0.0);
+    j["shapes"].push_back({{"shape", s.shape}, {"best", s.best->config.name()}, {"best_gbps", s.best->gbps},
+                           {"default_gbps", s.default_result ? s.default_result->gbps : 0.0}, {"copy_gbps", s.copy_gbps}});
+  }
+  std::ofstream csv(out_dir + "/candidates.csv");
+  csv << "M,N,config,status,median_s,p20_s,p80_s,gbps,is_default,reason\n";
+  for (const auto& c : res.candidates) {
+    std::string reason = c.reason;
+    for (char& ch : reason)
+      if (ch == '"') ch = '\'';
+    csv << fmt::format("{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{},\"{}\"\n", c.shape[0], c.shape[1], c.config.name(),
+                       c.status, c.median_s, c.p20_s, c.p80_s, c.gbps, c.is_default ? 1 : 0, reason);
+    j["candidates"].push_back({{"shape", c.shape}, {"config", c.config.name()}, {"status", c.status},
+                               {"reason", c.reason}, {"median_s", c.median_s}, {"p20_s", c.p20_s},
+                               {"p80_s", c.p80_s}, {"gbps", c.gbps}, {"is_default", c.is_default}});
+  }
+  std::ofstream(out_dir + "/candidates.json") << j.dump(1) << "\n";
+  PlotSeries tuned{"tuned", {}, {}}, def{"default", {}, {}}, copy{"copy (deep_copy)", {}, {}};
+  for (const auto& s : res.shapes) {
+    const double x = double(s.shape[0]) * double(s.shape[1]) / 1e6;
+    tuned.x.push_back(x), tuned.y.push_back(s.best ? s.best->gbps : 0);
+    def.x.push_back(x), def.y.push_back(s.default_result ? s.default_result->gbps : 0);
+    copy.x.push_back(x), copy.y.push_back(s.copy_gbps);
+  }
+  write_svg_plot(out_dir + "/plot.svg", fmt::format("elementwise {} {} on {} ({})", o.op, o.dtype, info.backend, info.device),
+                 "elements (millions)", "GB/s", {tuned, def, copy});
+  fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
+             cache ? fmt::format("; best configs stored in {}", cache->path()) : "");
+  return 0;
+}
+
 }  // namespace
 
 Runner add_tune(CLI::App& app) {
@@ -238,8 +324,24 @@ Runner add_tune(CLI::App& app) {
   mm->add_flag("--no-cache", o->no_cache, "do not store the results in the tuning cache");
   mm->add_flag("--no-baselines", o->no_baselines, "skip timing Kokkos Kernels gemm and the vendor BLAS");
   mm->add_flag("-q,--quiet", o->quiet, "no progress bar");
-  return [mm, o]() -> int {
+  CLI::App* ew = app.add_subcommand("elementwise", "tune an elementwise op for a list of shapes");
+  auto e = std::make_shared<TuneEwOpts>();
+  ew->add_option("--sizes", e->sizes, "shapes: MxN (or N for N x N), comma-separated")->capture_default_str();
+  ew->add_option("--op", e->op, "the op to tune")->capture_default_str();
+  ew->add_option("--dtype", e->dtype, "f64, f32, f16, bf16, i32")->capture_default_str();
+  ew->add_option("--strategy", e->strategy, "exhaustive or random")->capture_default_str();
+  ew->add_option("--budget", e->budget, "at most this many candidates per shape (0 = all)")->check(CLI::Range(0, 1000000));
+  ew->add_option("--seconds", e->seconds, "stop measuring a shape after this many seconds")->check(CLI::Range(0.0, 1e7));
+  ew->add_option("--seed", e->seed, "seed of the random strategy and of the inputs")->capture_default_str();
+  ew->add_option("--reps", e->reps, "timed repetitions per candidate (>= 7)")->check(CLI::Range(7, 100000));
+  ew->add_option("--warmup", e->warmup, "untimed runs per candidate")->check(CLI::Range(0, 1000));
+  ew->add_option("--out", e->out, "report directory (CSV, JSON, plot)");
+  ew->add_option("--cache", e->cache, "tuning cache directory");
+  ew->add_flag("--no-cache", e->no_cache, "do not store the results in the tuning cache");
+  ew->add_flag("-q,--quiet", e->quiet, "no progress bar");
+  return [mm, o, ew, e]() -> int {
     if (mm->parsed()) return run_tune_matmul(*o);
+    if (ew->parsed()) return run_tune_elementwise(*e);
     return 2;
   };
 }

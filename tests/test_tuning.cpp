@@ -3,6 +3,8 @@
 #include "tuning/cache.hpp"
 #include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
+#include "tuning/elementwise_tuner.hpp"
+#include "tuning/elementwise_defaults.hpp"
 
 #include <gtest/gtest.h>
 
@@ -238,6 +240,53 @@ TEST(ConfigAuto, FallsBackFromExactToNearestToDefault) {
                             dir.path.string());
   EXPECT_EQ(r.source, "default");
   EXPECT_NE(r.why.find("does not fit"), std::string::npos) << r.why;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ElementwiseTuner, VerifiesEveryCandidateAndStoresTheBestPerShape) {
+  TempDir dir;
+  TuningCache cache = TuningCache::for_current_device(dir.path.string());
+  ElementwiseTuneRequest req;
+  req.shapes = {{37, 129}};
+  req.op = OpKind::fma;
+  req.dtype = DType::f16;
+  req.strategy = Strategy::random;
+  req.budget.count = 4;
+  req.seed = 3;
+  const auto res = tune_elementwise(req, &cache, nullptr);
+  // The default is always measured; the budget's 4 picks may include it.
+  EXPECT_GE(res.candidates.size(), 4u);
+  EXPECT_LE(res.candidates.size(), 5u);
+  EXPECT_EQ(std::count_if(res.candidates.begin(), res.candidates.end(), [](const auto& c) { return c.is_default; }), 1);
+  for (const auto& c : res.candidates) EXPECT_TRUE(c.status == "ok" || c.status == "pruned") << c.status << " " << c.reason;
+  ASSERT_TRUE(res.shapes[0].best);
+  TuningCache reread = TuningCache::for_current_device(dir.path.string());
+  reread.load();
+  const auto e = reread.find_exact(elementwise_key(OpKind::fma, DType::f16, 37, 129));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->config, res.shapes[0].best->config.name());
+}
+
+TEST(ElementwiseAuto, UsesTheNearestTunedShapeElseTheDefault) {
+  TempDir dir;
+  std::string source, why;
+  const ElementwiseConfig def = default_elementwise_config(backend_name(), DType::f32, ElementwiseVariant::automatic);
+  EXPECT_EQ(resolve_tuned_elementwise(OpKind::sub, DType::f32, 100, 100, source, why, dir.path.string()), def);
+  EXPECT_EQ(source, "default");
+  ElementwiseConfig naive;
+  naive.variant = ElementwiseVariant::naive;
+  TuningCache c = TuningCache::for_current_device(dir.path.string());
+  TuneEntry e;
+  e.key = elementwise_key(OpKind::sub, DType::f32, 64, 64);
+  e.config = naive.name();
+  c.store(e);
+  EXPECT_EQ(resolve_tuned_elementwise(OpKind::sub, DType::f32, 100, 100, source, why, dir.path.string()), naive);
+  EXPECT_EQ(source, "nearest");
+  EXPECT_EQ(resolve_tuned_elementwise(OpKind::sub, DType::f32, 64, 64, source, why, dir.path.string()), naive);
+  EXPECT_EQ(source, "exact");
 }
 
 }  // namespace
