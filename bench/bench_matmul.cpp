@@ -19,6 +19,7 @@
 #include "kernels/matmul.hpp"
 #include "kernels/matmul_check.hpp"
 #include "tuning/matmul_tiles.hpp"
+#include "tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -52,10 +53,18 @@ struct ConfigSource {
   ConfigFn config;
 };
 
-/// One tilekit series per entry, each also run with the fused activation. The tuning cache adds its
-/// choice per shape with one more entry, e.g. {"tuned", &tuned_config}.
+/// What `--config auto` picks for the shape (tuning cache: exact shape, nearest tuned shape, then
+/// the default), for column-major operands and no epilogue, as the benchmark runs them.
+MatmulConfig tuned_config(const Shape& sh, DType t) {
+  const tuning::MatmulLayouts layouts{true, true, true};
+  const auto key = tuning::matmul_key(t, t, layouts, Epilogue{}, sh.M, sh.N, sh.K);
+  return tuning::resolve_matmul_config(key, t, [](const MatmulConfig&) { return std::string(); }).config;
+}
+
+/// One tilekit series per entry, each also run with the fused activation.
 const ConfigSource kConfigSources[] = {
     {"default", &default_config},
+    {"tuned", &tuned_config},
 };
 
 // ---- series ------------------------------------------------------------------------------------
