@@ -54,6 +54,26 @@ struct alignas(VB) VecOf {
   T x[width];
 };
 
+/// One 16-byte store of a vector. On CUDA as an explicit st.global.v4 (as CUTLASS stores fragments):
+/// in the tiled kernel nvcc 11.8 splits the plain aggregate store into four 4-byte stores (seen in
+/// its PTX, while the same code in the vectorized kernel gets st.global.v4). dst must be a global
+/// address, 16-byte aligned.
+template <class Vec>
+KOKKOS_FORCEINLINE_FUNCTION void store_vec(Vec* dst, const Vec& r) {
+#if defined(__CUDA_ARCH__)
+  static_assert(sizeof(Vec) == 16, "16-byte vectors");
+  union {
+    Vec v;
+    unsigned u[4];
+  } w{r};
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(w.u[0]), "r"(w.u[1]), "r"(w.u[2]),
+               "r"(w.u[3])
+               : "memory");
+#else
+  *dst = r;
+#endif
+}
+
 /// op(x[0], ..., x[NIn-1]).
 template <class Op, class C, int NIn>
 KOKKOS_FORCEINLINE_FUNCTION C invoke(const Op& op, const C (&x)[NIn]) {
@@ -117,6 +137,7 @@ struct ElementwiseBody {
   ElementwiseProblem<T, NIn> p;  ///< normalized
   int64_t M = 0, N = 0;
   bool vec_ok = false;           ///< every operand allows the vector path (vector_path_ok)
+  bool any_splat = false;        ///< some input is broadcast along the row (column stride 0)
   bool rows_contiguous = false;  ///< every operand has column stride 1 (host row-segment loop)
 
   /// out(i, j) = op(in(i, j)...), any strides.
@@ -127,15 +148,40 @@ struct ElementwiseBody {
     p.out.data[i * p.out.rs + j * p.out.cs] = convert<T>(invoke(op, x));
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION void load(int k, int64_t i, int64_t j0, Vec& v) const {
-    const auto& a = p.in[k];
-    if (a.cs == 0) {  // broadcast along the row: one value for the whole vector
-      const T s = a.data[i * a.rs];
-      TILEKIT_EW_UNROLL
-      for (int e = 0; e < W; ++e) v.x[e] = s;
-    } else {
-      v = *reinterpret_cast<const Vec*>(a.data + i * a.rs + j0);
+  /// The vectors of every input at (i, j0): one 16-byte load each, or with Splat, one value repeated
+  /// for an input broadcast along the row (column stride 0). Whether any input is, is decided once
+  /// per launch (any_splat): a per-input choice compiles to both a 16-byte and a scalar load,
+  /// predicated, and to results merged lane by lane (seen in nvcc's SASS); the common case should
+  /// be the 16-byte loads alone.
+  template <bool Splat>
+  KOKKOS_FORCEINLINE_FUNCTION void load(int64_t i, int64_t j0, Vec (&v)[NIn]) const {
+    TILEKIT_EW_UNROLL
+    for (int k = 0; k < NIn; ++k) {
+      const auto& a = p.in[k];
+      if (Splat && a.cs == 0) {
+        const T s = a.data[i * a.rs];
+        TILEKIT_EW_UNROLL
+        for (int e = 0; e < W; ++e) v[k].x[e] = s;
+      } else {
+        v[k] = *reinterpret_cast<const Vec*>(a.data + i * a.rs + j0);
+      }
     }
+  }
+
+  template <bool Splat>
+  KOKKOS_FORCEINLINE_FUNCTION void one_vector(int64_t i, int64_t j0) const {
+    Vec v[NIn];
+    load<Splat>(i, j0, v);
+    compute_store(v, i, j0);
+  }
+
+  template <bool Splat>
+  KOKKOS_FORCEINLINE_FUNCTION void rows_in_flight(int64_t i0, int64_t j0) const {
+    Vec v[B][NIn];
+    TILEKIT_EW_UNROLL
+    for (int b = 0; b < B; ++b) load<Splat>(i0 + b, j0, v[b]);
+    TILEKIT_EW_UNROLL
+    for (int b = 0; b < B; ++b) compute_store(v[b], i0 + b, j0);
   }
 
   KOKKOS_FORCEINLINE_FUNCTION void compute_store(const Vec (&v)[NIn], int64_t i, int64_t j0) const {
@@ -147,7 +193,7 @@ struct ElementwiseBody {
       for (int k = 0; k < NIn; ++k) x[k] = convert<C>(v[k].x[e]);
       r.x[e] = convert<T>(invoke(op, x));
     }
-    *reinterpret_cast<Vec*>(p.out.data + i * p.out.rs + j0) = r;
+    store_vec(reinterpret_cast<Vec*>(p.out.data + i * p.out.rs + j0), r);
   }
 
   /// The W elements of row i from column j0: one vector access per operand when allowed, else
@@ -155,10 +201,10 @@ struct ElementwiseBody {
   /// input that is the output itself (c = a + c) reads the old values.
   KOKKOS_FORCEINLINE_FUNCTION void vector(int64_t i, int64_t j0) const {
     if (vec_ok && j0 + W <= N) {
-      Vec v[NIn];
-      TILEKIT_EW_UNROLL
-      for (int k = 0; k < NIn; ++k) load(k, i, j0, v[k]);
-      compute_store(v, i, j0);
+      if (any_splat)
+        one_vector<true>(i, j0);
+      else
+        one_vector<false>(i, j0);
     } else {
       for (int e = 0; e < W; ++e)
         if (j0 + e < N) element(i, j0 + e);
@@ -187,14 +233,10 @@ struct ElementwiseBody {
   /// rows of the output) goes row by row.
   KOKKOS_FORCEINLINE_FUNCTION void vectors_of_rows(int64_t i0, int nr, int64_t j0) const {
     if (nr == B && vec_ok && j0 + W <= N) {
-      Vec v[B][NIn];
-      TILEKIT_EW_UNROLL
-      for (int b = 0; b < B; ++b) {
-        TILEKIT_EW_UNROLL
-        for (int k = 0; k < NIn; ++k) load(k, i0 + b, j0, v[b][k]);
-      }
-      TILEKIT_EW_UNROLL
-      for (int b = 0; b < B; ++b) compute_store(v[b], i0 + b, j0);
+      if (any_splat)
+        rows_in_flight<true>(i0, j0);
+      else
+        rows_in_flight<false>(i0, j0);
     } else {
       for (int b = 0; b < nr; ++b) vector(i0 + b, j0);
     }
@@ -229,6 +271,7 @@ template <class ExecSpace, class Body>
 struct TiledKernel {
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Index>;
   using member_type = typename policy_type::member_type;
+  static constexpr bool kHost = !tuning::is_gpu_space<ExecSpace>();
 
   Body b;
   int rows_per_thread = 1, vectors_per_thread = 1, threads_n = 1;
@@ -248,7 +291,7 @@ struct TiledKernel {
     const int64_t col0 = tn * tile_cols;
     const int64_t rows_left = b.M - row0;
     const int rows = rows_left < rows_per_thread ? static_cast<int>(rows_left) : rows_per_thread;
-    if constexpr (!tuning::is_gpu_space<ExecSpace>()) {
+    if constexpr (kHost) {
       // Host, one thread along a row: its vectors are one contiguous run of the row, done as a plain
       // loop per row (row_segment) that the compiler vectorizes; the tail needs no predicate.
       if (threads_n == 1 && b.rows_contiguous) {
@@ -397,6 +440,7 @@ void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const
   b.N = b.p.out.cols;
   b.vec_ok = detail::vector_path_ok<VB>(b.p);
   b.rows_contiguous = b.p.out.cs == 1;
+  for (int k = 0; k < NIn; ++k) b.any_splat = b.any_splat || b.p.in[k].cs == 0;
   for (int k = 0; k < NIn; ++k) b.rows_contiguous = b.rows_contiguous && b.p.in[k].cs == 1;
   const std::string label =
       fmt::format("tilekit::elementwise_{}_{}_{}", variant_name(cfg.variant), Op::name, dtype_name(TypeTraits<T>::dtype));
