@@ -1,4 +1,5 @@
 #include "bench/bench_common.hpp"
+#include "kernels/runtime.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,32 +23,7 @@ std::map<std::string, double>& rates() {
 }
 }  // namespace
 
-std::size_t last_level_cache_bytes() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  int dev = 0;
-  cudaDeviceProp prop{};
-  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-    return static_cast<std::size_t>(prop.l2CacheSize);
-  return 0;
-#else
-  // The largest cache sysfs lists for cpu0 (e.g. index3 = L3), sizes like "32768K".
-  std::size_t best = 0;
-  for (int idx = 0; idx < 8; ++idx) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    std::size_t mult = 1;
-    if (s.back() == 'K') mult = 1024;
-    if (s.back() == 'M') mult = 1024 * 1024;
-    if (mult != 1) s.pop_back();
-    try {
-      best = std::max<std::size_t>(best, std::stoull(s) * mult);
-    } catch (...) {
-    }
-  }
-  return best;
-#endif
-}
+std::size_t last_level_cache_bytes() { return runtime_info().last_level_cache; }  // kernels/runtime.hpp
 
 int rotation_count(double set_bytes) {
   double target = options().rotate_bytes;
