@@ -17,7 +17,13 @@ Runner add_info(CLI::App& app) {
   return [json]() {
     const RuntimeInfo r = runtime_info();
     const std::string def = tuning::default_matmul_config(r.backend, DType::f32).name();
-    const std::string ew_def = tuning::default_elementwise_config(r.backend, DType::f32).name();
+    nlohmann::json ew_auto;  // what elementwise --variant auto runs, per type
+    std::string ew_text;
+    for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32}) {
+      const std::string name = tuning::default_elementwise_config(r.backend, t).name();
+      ew_auto[dtype_name(t)] = name;
+      ew_text += fmt::format("{}{}: {}", ew_text.empty() ? "" : ", ", dtype_name(t), name);
+    }
     if (*json) {
       nlohmann::json j = {{"backend", r.backend},
                           {"device", r.device},
@@ -31,7 +37,7 @@ Runner add_info(CLI::App& app) {
                           {"tilekit_version", r.tilekit_version},
                           {"matmul_tiles", tuning::menu_names()},
                           {"matmul_default_config", def},
-                          {"elementwise_default_config", ew_def}};
+                          {"elementwise_auto_config", ew_auto}};
       std::cout << j.dump(2) << "\n";
       return 0;
     }
@@ -45,7 +51,7 @@ Runner add_info(CLI::App& app) {
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
     fmt::print("matmul tiles     {}\n", tuning::menu_names());
     fmt::print("matmul default   {}\n", def);
-    fmt::print("elementwise auto {}\n", ew_def);
+    fmt::print("elementwise auto {}\n", ew_text);
     return 0;
   };
 }

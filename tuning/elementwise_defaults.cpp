@@ -11,31 +11,37 @@ namespace {
 struct DefaultRow {
   const char* backend;
   const char* variant;  // the variant this row is the default of; "auto" = what automatic runs
+  const char* dtype;    // "*" for every type; the first matching row wins
   const char* config;   // full config name
 };
 // Host (serial, openmp): a team is one thread (team_size 1, threads_n 1) that walks 64 consecutive
-// 16-byte vectors (1 KiB) of each of 4 rows: four long sequential streams per operand. "auto" on
-// openmp is vectorized, the fastest variant measured on 2 EPYC cores with OpenMP (README).
+// 16-byte vectors (1 KiB) of each of 4 rows, as one plain loop per row the compiler vectorizes.
+// "auto" on openmp is tiled, from two runs of `tilekit elementwise 4096 4096 --op add` on 2 EPYC
+// cores (README): for f64, f32 and i32 tiled and vectorized are within run-to-run noise of each
+// other (0.64-0.98 of the copy bandwidth); for bf16 tiled is 5x faster (19-24 GB/s against 3-5:
+// GCC vectorizes the bf16 conversions of the row loop only); f16 is bound by its software conversion
+// in every variant (about 1 GB/s). Serial follows openmp (not measured apart).
 // GPU (cuda, hip): the notebook's layout, not yet measured with tilekit: 256 threads as 4 x 64
 // (64 threads side by side along a row, one 16-byte vector each), 16 rows per thread, so a tile is
 // 64 rows x 1 KiB; teams remapped to walk along rows of tiles.
+// The dtype column lets a sweep give a type its own row (first match wins); none does yet.
 constexpr std::array<DefaultRow, 12> kDefaults{{
-    {"serial", "auto", "vectorized_vb16"},
-    {"serial", "vectorized", "vectorized_vb16"},
-    {"serial", "tiled", "tiled_vb16_r4_c64_t1_n1_remap"},
-    {"openmp", "auto", "vectorized_vb16"},
-    {"openmp", "vectorized", "vectorized_vb16"},
-    {"openmp", "tiled", "tiled_vb16_r4_c64_t1_n1_remap"},
-    {"cuda", "auto", "tiled_vb16_r16_c1_t256_n64_remap"},
-    {"cuda", "vectorized", "vectorized_vb16"},
-    {"cuda", "tiled", "tiled_vb16_r16_c1_t256_n64_remap"},
-    {"hip", "auto", "tiled_vb16_r16_c1_t256_n64_remap"},
-    {"hip", "vectorized", "vectorized_vb16"},
-    {"hip", "tiled", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"serial", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"serial", "vectorized", "*", "vectorized_vb16"},
+    {"serial", "tiled", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"openmp", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"openmp", "vectorized", "*", "vectorized_vb16"},
+    {"openmp", "tiled", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"cuda", "auto", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"cuda", "vectorized", "*", "vectorized_vb16"},
+    {"cuda", "tiled", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"hip", "auto", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"hip", "vectorized", "*", "vectorized_vb16"},
+    {"hip", "tiled", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
 }};
 }  // namespace
 
-ElementwiseConfig default_elementwise_config(const std::string& backend, DType /*t*/, ElementwiseVariant variant) {
+ElementwiseConfig default_elementwise_config(const std::string& backend, DType t, ElementwiseVariant variant) {
   if (backend != "serial" && backend != "openmp" && backend != "cuda" && backend != "hip")
     throw std::invalid_argument("no default elementwise config for backend '" + backend +
                                 "' (known: serial, openmp, cuda, hip)");
@@ -44,9 +50,9 @@ ElementwiseConfig default_elementwise_config(const std::string& backend, DType /
     c.variant = ElementwiseVariant::naive;
     return c;
   }
-  const std::string want = variant_name(variant);
+  const std::string want = variant_name(variant), type = dtype_name(t);
   for (const auto& row : kDefaults) {
-    if (backend == row.backend && want == row.variant) {
+    if (backend == row.backend && want == row.variant && (type == row.dtype || std::string("*") == row.dtype)) {
       std::string why;
       if (!ElementwiseConfig::parse(row.config, c, why)) throw std::logic_error(why);
       return c;
