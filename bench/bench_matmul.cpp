@@ -199,6 +199,7 @@ double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
       KOKKOS_LAMBDA(int p) { got(p) = convert<double>(c[idx(p)]); });
   auto got_h = Kokkos::create_mirror_view(got);
   Kokkos::deep_copy(got_h, got);
+  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<T>::dtype, o.K);
   double d2 = 0.0, r2 = 0.0;
   const uint64_t off_a = static_cast<uint64_t>(s) * o.M * o.K, off_b = static_cast<uint64_t>(s) * o.K * o.N;
   for (int p = 0; p < P; ++p) {
@@ -213,7 +214,6 @@ double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
     d2 += (v - ref) * (v - ref);
     r2 += ref * ref;
   }
-  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<T>::dtype, o.K);
   return r2 > 0.0 ? std::sqrt(d2 / r2) : (d2 == 0.0 ? 0.0 : INFINITY);
 }
 
