@@ -97,6 +97,16 @@ struct ProgressBar {
   }
 };
 
+// The tuning cache of this device in `dir` (default dir when empty), loaded; null with --no-cache.
+std::unique_ptr<tuning::TuningCache> open_cache(bool no_cache, const std::string& dir) {
+  if (no_cache) return nullptr;
+  auto cache = std::make_unique<tuning::TuningCache>(
+      tuning::TuningCache::for_current_device(dir.empty() ? tuning::TuningCache::default_dir() : dir));
+  cache->load();
+  for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
+  return cache;
+}
+
 int run_tune_matmul(const TuneOpts& o) {
   using namespace tuning;
   MatmulTuneRequest req;
@@ -124,13 +134,7 @@ int run_tune_matmul(const TuneOpts& o) {
   }
 
   const RuntimeInfo info = runtime_info();
-  std::unique_ptr<TuningCache> cache;
-  if (!o.no_cache) {
-    cache = std::make_unique<TuningCache>(
-        TuningCache::for_current_device(o.cache.empty() ? TuningCache::default_dir() : o.cache));
-    cache->load();
-    for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
-  }
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
   const std::string out_dir =
       o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
   std::filesystem::create_directories(out_dir);
@@ -237,13 +241,7 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   req.reps = o.reps;
   req.warmup = o.warmup;
   const RuntimeInfo info = runtime_info();
-  std::unique_ptr<TuningCache> cache;
-  if (!o.no_cache) {
-    cache = std::make_unique<TuningCache>(
-        TuningCache::for_current_device(o.cache.empty() ? TuningCache::default_dir() : o.cache));
-    cache->load();
-    for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
-  }
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
   const std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-elementwise-{}-{}-{}", info.backend, o.op, o.dtype) : o.out;
   std::filesystem::create_directories(out_dir);
   if (!o.quiet)
