@@ -16,7 +16,13 @@ Runner add_info(CLI::App& app) {
   app.add_flag("--json", *json, "print JSON instead of text");
   return [json]() {
     const RuntimeInfo r = runtime_info();
-    const std::string def = tuning::default_matmul_config(r.backend, DType::f32).name();
+    nlohmann::json def;  // the matmul default config, per input type
+    std::string def_text;
+    for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i8}) {
+      const std::string name = tuning::default_matmul_config(r.backend, t).name();
+      def[dtype_name(t)] = name;
+      def_text += fmt::format("{}{}: {}", def_text.empty() ? "" : ", ", dtype_name(t), name);
+    }
     nlohmann::json ew_auto;  // what elementwise --variant auto runs, per type
     std::string ew_text;
     for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32}) {
@@ -35,13 +41,15 @@ Runner add_info(CLI::App& app) {
                           {"kokkos_version", r.kokkos_version},
                           {"kokkos_kernels_version", r.kokkos_kernels_version},
                           {"tilekit_version", r.tilekit_version},
+                          {"build_type", r.build_type},
                           {"matmul_tiles", tuning::menu_names()},
                           {"matmul_default_config", def},
                           {"elementwise_auto_config", ew_auto}};
       std::cout << j.dump(2) << "\n";
       return 0;
     }
-    fmt::print("tilekit {}\n", r.tilekit_version);
+    fmt::print("tilekit {} ({} build)\n", r.tilekit_version, r.build_type.empty() ? "unnamed" : r.build_type);
+    if (!r.optimized) fmt::print("{}\n", unoptimized_build_warning(r));
     fmt::print("backend          {}\n", r.backend);
     fmt::print("device           {} ({}, {} compute units)\n", r.device, r.architecture, r.compute_units);
     fmt::print("concurrency      {}\n", r.concurrency);
@@ -50,7 +58,7 @@ Runner add_info(CLI::App& app) {
     fmt::print("Kokkos           {}\n", r.kokkos_version);
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
     fmt::print("matmul tiles     {}\n", tuning::menu_names());
-    fmt::print("matmul default   {}\n", def);
+    fmt::print("matmul default   {}\n", def_text);
     fmt::print("elementwise auto {}\n", ew_text);
     return 0;
   };

@@ -72,6 +72,7 @@ int run_typed(const MatmulOpts& o) {
   using compute = typename TypeTraits<TIn>::compute;
   using ES = Kokkos::DefaultExecutionSpace;
   const RuntimeInfo info = runtime_info();
+  if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
 
   checked_mul(o.M, o.K, "M x K");
   checked_mul(o.K, o.N, "K x N");

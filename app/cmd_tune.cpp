@@ -134,6 +134,7 @@ int run_tune_matmul(const TuneOpts& o) {
   }
 
   const RuntimeInfo info = runtime_info();
+  if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
   const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
   const std::string out_dir =
       o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
@@ -241,6 +242,7 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   req.reps = o.reps;
   req.warmup = o.warmup;
   const RuntimeInfo info = runtime_info();
+  if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
   const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
   const std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-elementwise-{}-{}-{}", info.backend, o.op, o.dtype) : o.out;
   std::filesystem::create_directories(out_dir);

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -157,6 +158,8 @@ void add_context(const std::string& command_line) {
   benchmark::AddCustomContext("kokkos_version", info.kokkos_version);
   benchmark::AddCustomContext("kokkos_kernels_version", info.kokkos_kernels_version);
   benchmark::AddCustomContext("tilekit_version", info.tilekit_version);
+  benchmark::AddCustomContext("build_type", info.build_type);
+  if (!info.optimized) std::cerr << unoptimized_build_warning(info) << "\n";
   benchmark::AddCustomContext("git_revision", tilekit_bench_git_revision);
   benchmark::AddCustomContext("compiler", TILEKIT_BENCH_COMPILER);
 #if defined(KOKKOS_ENABLE_CUDA)

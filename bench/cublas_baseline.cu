@@ -19,6 +19,7 @@
 #include "bench/shape_list.hpp"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -80,7 +81,7 @@ struct Options {
 [[noreturn]] void usage_error(const std::string& msg, int status = 2) {
   std::fprintf(status ? stderr : stdout,
                "cublas_baseline: %s\n"
-               "usage: cublas_baseline [--shapes=LIST] [--dtypes=f32,f64,f16] [--warmup=N] [--min_reps=N]\n"
+               "usage: cublas_baseline [--shapes=LIST] [--dtypes=f32,f64,f16,bf16] [--warmup=N] [--min_reps=N]\n"
                "         [--max_reps=N] [--rep_work=GFLOP] [--deadline_s=S] [--rotate_mib=X] [--out=FILE]\n"
                "         [--git_revision=REV] [--note=TEXT]\n"
                "  LIST: n, a:b:s (squares a..b step s) or MxNxK, comma-separated, each optionally @type[+type]\n",
@@ -133,9 +134,13 @@ template <> __host__ __device__ inline float from_double<float>(double d) { retu
 template <> __host__ __device__ inline __half from_double<__half>(double d) {
   return __float2half_rn(static_cast<float>(d));  // as tilekit::f16(double): via float, nearest even
 }
+template <> __host__ __device__ inline __nv_bfloat16 from_double<__nv_bfloat16>(double d) {
+  return __float2bfloat16_rn(static_cast<float>(d));  // as tilekit::bf16(double)
+}
 inline double to_double(double v) { return v; }
 inline double to_double(float v) { return v; }
 inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
+inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 
 template <class T>
 __global__ void fill_kernel(T* p, uint64_t n, uint64_t seed) {
@@ -156,6 +161,11 @@ __global__ void leaky_relu_kernel<__half>(__half* c, uint64_t n) {
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
     c[i] = __float2half_rn(leaky(__half2float(c[i])));
 }
+template <>
+__global__ void leaky_relu_kernel<__nv_bfloat16>(__nv_bfloat16* c, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+    c[i] = __float2bfloat16_rn(leaky(__bfloat162float(c[i])));
+}
 
 template <class T> struct TypeInfo;
 template <> struct TypeInfo<double> {
@@ -169,6 +179,10 @@ template <> struct TypeInfo<float> {
 template <> struct TypeInfo<__half> {
   static constexpr const char* name = "f16";
   static constexpr double u_out = 4.8828125e-04, u_acc = 5.9604644775390625e-08;  // f32 accumulation
+};
+template <> struct TypeInfo<__nv_bfloat16> {
+  static constexpr const char* name = "bf16";
+  static constexpr double u_out = 3.90625e-03, u_acc = 5.9604644775390625e-08;  // f32 accumulation
 };
 
 // ---- results in Google Benchmark's JSON shape --------------------------------------------------------
@@ -295,14 +309,16 @@ struct Bench {
       CB(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
     } else {
       const float one = 1.0f, zero = 0.0f;  // f32 scalars with CUBLAS_COMPUTE_32F
-      CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_16F, m, B, CUDA_R_16F, k, &zero,
-                      C, CUDA_R_16F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      const cudaDataType_t t = std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
+      CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, t, m, B, t, k, &zero, C, t, m,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
   }
 
   static const char* gemm_label(double) { return "cublasDgemm"; }
   static const char* gemm_label(float) { return "cublasSgemm (CUBLAS_DEFAULT_MATH: no TF32)"; }
   static const char* gemm_label(__half) { return "cublasGemmEx f16 in/out, CUBLAS_COMPUTE_32F"; }
+  static const char* gemm_label(__nv_bfloat16) { return "cublasGemmEx bf16 in/out, CUBLAS_COMPUTE_32F"; }
 
   template <class T>
   void run_one(const Shape& sh, bool act) {
@@ -465,7 +481,8 @@ int main(int argc, char** argv) {
   }
   if (o.min_reps > o.max_reps) usage_error("--min_reps is larger than --max_reps");
   for (const auto& t : o.dtypes)
-    if (t != "f32" && t != "f64" && t != "f16") usage_error("unknown dtype '" + t + "' (allowed: f32, f64, f16)");
+    if (t != "f32" && t != "f64" && t != "f16" && t != "bf16")
+      usage_error("unknown dtype '" + t + "' (allowed: f32, f64, f16, bf16)");
   const std::vector<Shape> shapes = shapes_or_exit(o.shapes);
 
   try {
@@ -532,6 +549,7 @@ int main(int argc, char** argv) {
         if (t == "f64") bench.run_one<double>(sh, act);
         if (t == "f32") bench.run_one<float>(sh, act);
         if (t == "f16") bench.run_one<__half>(sh, act);
+        if (t == "bf16") bench.run_one<__nv_bfloat16>(sh, act);
       }
     }
   cublasDestroy(bench.handle);

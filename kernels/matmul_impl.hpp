@@ -19,6 +19,8 @@
 #pragma once
 
 #include "kernels/matmul.hpp"
+#include "kernels/matmul_mma.hpp"
+#include "kernels/matmul_team.hpp"
 #include "tuning/matmul_tiles.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -38,16 +40,6 @@
 
 namespace tilekit {
 namespace detail {
-
-/// The vector lane of the calling thread inside a team. Kokkos maps vector lanes to threadIdx.x on
-/// CUDA and HIP; host backends run with vector length 1 (enforced by check_matmul).
-KOKKOS_INLINE_FUNCTION int vector_lane() {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return static_cast<int>(threadIdx.x);
-#else
-  return 0;
-#endif
-}
 
 template <class ExecSpace, class Tile>
 using MatmulPolicy =
@@ -304,14 +296,8 @@ struct BlockedMatmul {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    // Grouped launch order (the Triton tutorial's GROUP_SIZE_M): consecutive teams walk down
-    // GROUP_M tile-rows before moving right, so the B tiles they share stay in L2.
-    const int pid = team.league_rank();
-    const int per_group = group_m * tiles_n;
-    const int first_m = (pid / per_group) * group_m;
-    const int group_rows = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
-    const int tile_m = first_m + (pid % per_group) % group_rows;
-    const int tile_n = (pid % per_group) / group_rows;
+    int tile_m, tile_n;  // grouped launch order: consecutive teams share B tiles in L2
+    grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
     const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
 
     const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
@@ -399,14 +385,18 @@ struct BlockedMatmul {
   }
 };
 
+/// The kernel of a menu entry: tensor-core tiles run MmaMatmul (matmul_mma.hpp), others BlockedMatmul.
+template <class ExecSpace, class Tile, class TIn, class TOut>
+using MatmulFunctor = std::conditional_t<Tile::mma, MmaMatmul<ExecSpace, Tile, TIn, TOut>,
+                                         BlockedMatmul<ExecSpace, Tile, TIn, TOut>>;
+
 /// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.
 template <class F, class... Tiles>
 bool dispatch_tile(tuning::TileList<Tiles...>, const MatmulConfig& cfg, F&& f) {
   bool found = false;
   auto try_one = [&](auto tile) {
     using T = decltype(tile);
-    if (!found && cfg.bm == T::BM && cfg.bn == T::BN && cfg.bk == T::BK && cfg.tm == T::TM &&
-        cfg.tn == T::TN) {
+    if (!found && cfg.same_tile(T::config())) {
       found = true;
       f(tile);
     }
@@ -418,13 +408,13 @@ bool dispatch_tile(tuning::TileList<Tiles...>, const MatmulConfig& cfg, F&& f) {
 template <class TIn, class TOut, class Tile>
 auto make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
   using ES = Kokkos::DefaultExecutionSpace;
-  BlockedMatmul<ES, Tile, TIn, TOut> f;
+  MatmulFunctor<ES, Tile, TIn, TOut> f;
   f.p = p;
   f.group_m = cfg.group_m;
   f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
   f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
   f.vector_length = cfg.vector_length;
-  f.nthreads = cfg.team_size * cfg.vector_length;
+  if constexpr (!Tile::mma) f.nthreads = cfg.team_size * cfg.vector_length;
   return f;
 }
 
@@ -435,7 +425,7 @@ std::size_t matmul_scratch_bytes(const MatmulConfig& cfg) {
   using ES = Kokkos::DefaultExecutionSpace;
   std::size_t bytes = 0;
   detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
-    bytes = detail::BlockedMatmul<ES, decltype(tile), TIn, TOut>::scratch_bytes();
+    bytes = detail::MatmulFunctor<ES, decltype(tile), TIn, TOut>::scratch_bytes();
   });
   return bytes;
 }
@@ -481,6 +471,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   // --- config
   const std::string allowed_tiles = tuning::menu_names();
   bool in_menu = false;
+  bool mma_ok = true;
   int micro_tiles = 0;
   std::size_t scratch = 0;
   int team_max = 0;
@@ -488,7 +479,8 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     using Tile = decltype(tile);
     in_menu = true;
     micro_tiles = Tile::micro_tiles;
-    using F = detail::BlockedMatmul<ES, Tile, TIn, TOut>;
+    if constexpr (Tile::mma) mma_ok = detail::mma_input_supported<TIn>();
+    using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     scratch = F::scratch_bytes();
     if (cfg.vector_length >= 1) {
       const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
@@ -500,6 +492,15 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   if (!in_menu)
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
                        cfg.tile_name(), backend, allowed_tiles);
+  if (!mma_ok)
+    return fmt::format("config '{}': tile {} uses tensor cores, which tilekit runs for f16 and bf16 inputs "
+                       "only (got {}); use a SIMT tile (allowed tiles: {})",
+                       cfg.name(), cfg.tile_name(), dtype_name(TypeTraits<TIn>::dtype), allowed_tiles);
+  if (cfg.mma && detail::device_compute_capability() < 80)
+    return fmt::format("config '{}': tile {} uses tensor-core instructions of compute capability 8.0 or "
+                       "newer; this GPU has {}.{}",
+                       cfg.name(), cfg.tile_name(), detail::device_compute_capability() / 10,
+                       detail::device_compute_capability() % 10);
   const int64_t teams = ((p.M + cfg.bm - 1) / cfg.bm) * ((p.N + cfg.bn - 1) / cfg.bn);
   if (teams > int64_t(INT32_MAX))
     return fmt::format("config '{}': {}x{} needs {} tiles of {}x{}, over the 2^31-1 teams a launch can have",
@@ -511,6 +512,11 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     if (cfg.vector_length < 1 || cfg.vector_length > vmax || (cfg.vector_length & (cfg.vector_length - 1)))
       return fmt::format("config '{}': vector_length must be a power of two in 1..{} on {} (got {})",
                          cfg.name(), vmax, backend, cfg.vector_length);
+    if (cfg.mma && cfg.team_size * cfg.vector_length != micro_tiles)
+      return fmt::format(
+          "config '{}': on {} each warp owns one {}x{} block of tensor-core fragments, so team_size x "
+          "vector_length must be {} ({} warps; got {} x {})",
+          cfg.name(), backend, cfg.tm, cfg.tn, micro_tiles, micro_tiles / 32, cfg.team_size, cfg.vector_length);
     if (cfg.team_size * cfg.vector_length != micro_tiles)
       return fmt::format(
           "config '{}': on {} each thread owns one {}x{} micro-tile, so team_size x vector_length must be "
@@ -544,7 +550,7 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
   if (p.M == 0 || p.N == 0) return;  // nothing to write
   detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
-    using F = detail::BlockedMatmul<ES, Tile, TIn, TOut>;
+    using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
     const int league = f.tiles_m * f.tiles_n;
     typename F::policy_type policy(league, cfg.team_size, cfg.vector_length);

@@ -57,6 +57,10 @@ RuntimeInfo runtime_info() {
                      "." + std::to_string(KOKKOS_VERSION % 100);
   r.kokkos_kernels_version = kokkos_kernels_version();
   r.tilekit_version = TILEKIT_VERSION;
+#if defined(TILEKIT_BUILD_TYPE)
+  r.build_type = TILEKIT_BUILD_TYPE;
+#endif
+  r.optimized = r.build_type == "Release" || r.build_type == "RelWithDebInfo" || r.build_type == "MinSizeRel";
 #if defined(KOKKOS_ENABLE_CUDA)
   int dev = 0;
   cudaDeviceProp prop{};
@@ -82,6 +86,13 @@ RuntimeInfo runtime_info() {
   r.last_level_cache = host_last_level_cache();
 #endif
   return r;
+}
+
+std::string unoptimized_build_warning(const RuntimeInfo& info) {
+  if (info.optimized) return {};
+  return "warning: this build is not optimised (CMAKE_BUILD_TYPE='" + info.build_type +
+         "'); its timings are not meaningful. Configure with a preset (cmake --preset openmp) or "
+         "-DCMAKE_BUILD_TYPE=Release.";
 }
 
 }  // namespace tilekit

@@ -18,7 +18,12 @@ struct RuntimeInfo {
   std::string kokkos_version;
   std::string kokkos_kernels_version;
   std::string tilekit_version;
+  std::string build_type;       ///< CMAKE_BUILD_TYPE of this build ("Release", ...)
+  bool optimized = false;       ///< built with optimisation (Release, RelWithDebInfo, MinSizeRel)
 };
+
+/// The one-line warning printed before timings of a build without optimisation ("" when optimized).
+std::string unoptimized_build_warning(const RuntimeInfo& info);
 
 /// Call after Kokkos::initialize.
 RuntimeInfo runtime_info();

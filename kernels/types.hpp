@@ -14,6 +14,15 @@
 #include <string>
 #include <type_traits>
 
+// Hardware f16 <-> f32 conversions where the target has them (each one instruction, same
+// round-to-nearest-even results as the portable code below): PTX cvt on CUDA devices, F16C on x86
+// hosts built with -march=native. Elsewhere (HIP for now) the portable bit manipulation is used.
+#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && defined(__F16C__) && !defined(__NVCC__) && \
+    !defined(__HIPCC__)
+#include <immintrin.h>
+#define TILEKIT_F16C 1
+#endif
+
 namespace tilekit {
 
 namespace detail {
@@ -44,6 +53,30 @@ struct alignas(2) f16 {
 
   /// float -> binary16, round to nearest even; overflow gives +-inf, NaN stays NaN.
   KOKKOS_INLINE_FUNCTION static uint16_t from_float(float f) {
+#if defined(__CUDA_ARCH__)
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#elif defined(TILEKIT_F16C)
+    return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+#else
+    return from_float_portable(f);
+#endif
+  }
+  KOKKOS_INLINE_FUNCTION static float to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(h)));
+    return f;
+#elif defined(TILEKIT_F16C)
+    return _cvtsh_ss(h);
+#else
+    return to_float_portable(h);
+#endif
+  }
+
+  /// The portable conversions (also the reference the hardware paths are tested against).
+  KOKKOS_INLINE_FUNCTION static uint16_t from_float_portable(float f) {
     const uint32_t x = detail::float_bits(f);
     const uint32_t sign = (x >> 16) & 0x8000u;
     const uint32_t absx = x & 0x7fffffffu;
@@ -68,7 +101,7 @@ struct alignas(2) f16 {
     return static_cast<uint16_t>(sign | v);
   }
 
-  KOKKOS_INLINE_FUNCTION static float to_float(uint16_t h) {
+  KOKKOS_INLINE_FUNCTION static float to_float_portable(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     const uint32_t mant = h & 0x3ffu;

@@ -55,7 +55,11 @@ inline Layout2D layout2d(int64_t rows, int64_t cols, bool col_major, int64_t pad
   return l;
 }
 
-inline MatmulConfig default_config() { return tuning::default_matmul_config(backend_name(), DType::f32); }
+/// The backend's default config for TIn inputs (on CUDA, f16/bf16 take the tensor-core tile).
+template <class TIn = float>
+MatmulConfig default_config() {
+  return tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype);
+}
 
 template <class TIn, class TOut>
 Outcome run_case(const Case& c) {
@@ -88,7 +92,7 @@ Outcome run_case(const Case& c) {
   p.bias = c.ep.bias ? bias.data() : nullptr;
   p.act = c.ep.act;
 
-  run_matmul(p, c.cfg ? *c.cfg : default_config());
+  run_matmul(p, c.cfg ? *c.cfg : default_config<TIn>());
 
   const StridedMatrix<const TOut> before{C0.data(), lc.rows, lc.cols, lc.rs, lc.cs};
   const RefMatrix ref = c.kokkos_kernels ? reference_kokkos_kernels(p, before) : reference_naive(p, before);

@@ -43,7 +43,7 @@ TuneEntry entry(const std::string& family_epilogue, int64_t n, const std::string
 
 MatmulConfig a_non_default_config() {
   const MatmulConfig def = default_matmul_config(backend_name(), DType::f32);
-  for (const auto& c : matmul_search_space())
+  for (const auto& c : matmul_search_space(DType::f32))
     if (!(c == def)) return c;
   return def;
 }
@@ -64,7 +64,7 @@ TEST(SearchStrategy, RandomOrderIsReproducibleForASeedAndRespectsTheBudget) {
 }
 
 TEST(SearchSpace, EveryCandidateIsFromTheMenuAndUnique) {
-  const auto space = matmul_search_space();
+  const auto space = matmul_search_space(DType::f32);
   ASSERT_FALSE(space.empty());
   for (std::size_t i = 0; i < space.size(); ++i)
     for (std::size_t j = i + 1; j < space.size(); ++j) ASSERT_FALSE(space[i] == space[j]) << space[i].name();

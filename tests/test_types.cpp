@@ -21,6 +21,51 @@ TEST(F16, EveryBitPatternRoundTripsThroughFloat) {
   }
 }
 
+namespace {
+constexpr int64_t kFloats = int64_t(1) << 20;
+// Every 4096th float bit pattern, offset so the low mantissa bits vary: ties, subnormals, overflow
+// and NaNs are all among them.
+KOKKOS_INLINE_FUNCTION float probe_float(int64_t i) {
+  return detail::bits_float(uint32_t(i) * 4096u + uint32_t(i % 4097));
+}
+// f16 conversions computed on the default execution space (a free function: CUDA lambdas cannot
+// live in gtest's private TestBody).
+void convert_on_execution_space(Kokkos::View<float*> to, Kokkos::View<uint16_t*> from) {
+  Kokkos::parallel_for(
+      "tilekit::test::f16_to_float", 65536, KOKKOS_LAMBDA(int b) { to(b) = f16::to_float(uint16_t(b)); });
+  Kokkos::parallel_for(
+      "tilekit::test::f16_from_float", kFloats, KOKKOS_LAMBDA(int64_t i) { from(i) = f16::from_float(probe_float(i)); });
+}
+}  // namespace
+
+TEST(F16, ConversionsWhereTheKernelsRunMatchThePortableOnesBitForBit) {
+  // The execution space converts with hardware instructions where it has them (PTX cvt on CUDA,
+  // F16C on x86 hosts): they must agree with the portable code on every f16 and on floats that
+  // exercise every rounding case (ties, subnormals, overflow), NaN only up to its payload.
+  Kokkos::View<float*> to("to", 65536);
+  Kokkos::View<uint16_t*> from("from", kFloats);
+  convert_on_execution_space(to, from);
+  auto hto = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), to);
+  auto hfrom = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), from);
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const float want = f16::to_float_portable(uint16_t(b));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(hto(b))) << b;
+      continue;
+    }
+    ASSERT_EQ(detail::float_bits(hto(b)), detail::float_bits(want)) << "bits " << b;
+  }
+  for (int64_t i = 0; i < kFloats; ++i) {
+    const float f = probe_float(i);
+    const uint16_t want = f16::from_float_portable(f);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(std::isnan(f16::to_float_portable(hfrom(i)))) << i;
+      continue;
+    }
+    ASSERT_EQ(hfrom(i), want) << "float " << f;
+  }
+}
+
 TEST(F16, RoundsToNearestEvenAndSaturatesToInfinity) {
   EXPECT_EQ(static_cast<float>(f16(1.0f + 1.0f / 2048)), 1.0f);              // tie -> even (1.0)
   EXPECT_EQ(static_cast<float>(f16(1.0f + 3.0f / 2048)), 1.0f + 2.0f / 1024);  // tie -> even (up)

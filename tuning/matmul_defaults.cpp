@@ -13,10 +13,13 @@ struct DefaultRow {
   const char* config;  // full config name
 };
 // Host: team_size 1 (each OpenMP thread is a team and owns whole C tiles; no intra-team barrier
-// traffic between cores). GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
+// traffic between cores); the 128x128 tile won most shapes of every type in the 2-core EPYC sweep
+// shipped in tuning/results (scripts/tune-cpu.sh), by 1.1-2x over 64x64. GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
+// CUDA f16/bf16: the tensor-core tile, 8 warps as 8 team members of 32 vector lanes each.
+constexpr const char* kCudaMmaDefault = "bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32";
 constexpr std::array<DefaultRow, 4> kDefaults{{
-    {"serial", "bm64_bn64_bk128_tm8_tn16_g8_t1_v1"},
-    {"openmp", "bm64_bn64_bk128_tm8_tn16_g8_t1_v1"},
+    {"serial", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
+    {"openmp", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
     {"cuda", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
     {"hip", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
 }};
@@ -29,12 +32,13 @@ std::string names(TileList<Tiles...>) {
 }
 }  // namespace
 
-MatmulConfig default_matmul_config(const std::string& backend, DType /*input*/) {
+MatmulConfig default_matmul_config(const std::string& backend, DType input) {
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
+      const bool mma = backend == "cuda" && (input == DType::f16 || input == DType::bf16);
       MatmulConfig c;
       std::string why;
-      if (!MatmulConfig::parse(row.config, c, why)) throw std::logic_error(why);
+      if (!MatmulConfig::parse(mma ? kCudaMmaDefault : row.config, c, why)) throw std::logic_error(why);
       return c;
     }
   }

@@ -24,13 +24,42 @@ struct TileShape {
   static constexpr int BK = BK_;  ///< K depth per scratch stage
   static constexpr int TM = TM_;  ///< micro-tile rows (registers)
   static constexpr int TN = TN_;  ///< micro-tile columns (registers)
+  static constexpr bool mma = false;
   /// Number of TM x TN micro-tiles in a team tile; on GPUs, also the threads per team.
   static constexpr int micro_tiles = (BM / TM) * (BN / TN);
+  /// Threads per team on GPUs (one per micro-tile); on host backends an upper bound of the team size.
+  static constexpr int threads = micro_tiles;
   static_assert(BM % TM == 0 && BN % TN == 0, "micro-tile must divide the team tile");
 
   static MatmulConfig config() {
     MatmulConfig c;
     c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN;
+    return c;
+  }
+};
+
+/// A tensor-core tile (CUDA, sm_80 and newer; f16 and bf16 inputs): a team of warps computes a
+/// BM x BN tile of C, each warp a WM x WN block of 16x16x16 MMA fragments accumulated in f32
+/// registers; STAGES K steps of BK are in flight in team scratch (asynchronous copies). MIN_TEAMS:
+/// teams per SM the compiler must leave registers for (CUDA launch bounds).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_TEAMS_ = 1>
+struct MmaTileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int TM = WM_;  ///< warp tile rows
+  static constexpr int TN = WN_;  ///< warp tile columns
+  static constexpr int STAGES = STAGES_;
+  static constexpr int MIN_TEAMS = MIN_TEAMS_;
+  static constexpr bool mma = true;
+  static constexpr int warps = (BM / TM) * (BN / TN);
+  /// The team's threads: one warp per warp tile.
+  static constexpr int threads = warps * 32;
+  static constexpr int micro_tiles = threads;
+  static_assert(BM % TM == 0 && BN % TN == 0 && TM % 16 == 0 && TN % 16 == 0 && BK % 16 == 0,
+                "warp tiles must divide the team tile and be made of 16x16x16 fragments");
+
+  static MatmulConfig config() {
+    MatmulConfig c;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true;
     return c;
   }
 };
@@ -45,11 +74,20 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
                                 TileShape<64, 64, 16, 4, 4>,    // mid sizes: 4x more teams than 128x128
                                 TileShape<32, 32, 32, 2, 2>>;   // small problems: fill the SMs
 
+/// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles).
+/// Team scratch is capped at 40 KB by Kokkos 3.4, so the large tile stages BK = 16 in 3 stages
+/// (36 KB) rather than BK = 32 in 2 (40 KB plus alignment).
+using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
+                                 TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
+                                 MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4
+                                 MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, deeper K
+                                 MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2
+
 /// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
 /// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises
 /// (16 f32 = one AVX-512 register).
-using HostMatmulTiles = TileList<TileShape<64, 64, 128, 8, 16>,    // default: As+Bs 64 KB (f32)
-                                 TileShape<128, 128, 128, 8, 16>,  // fewer, larger teams
+using HostMatmulTiles = TileList<TileShape<64, 64, 128, 8, 16>,    // As+Bs 68 KB (f32)
+                                 TileShape<128, 128, 128, 8, 16>,  // default: As+Bs+sums 200 KB (f32)
                                  TileShape<32, 32, 64, 4, 8>>;     // small problems
 
 /// True for execution spaces whose memory the host cannot read (GPUs).
@@ -59,7 +97,23 @@ constexpr bool is_gpu_space() {
 }
 
 template <class ExecSpace>
-using MatmulTiles = std::conditional_t<is_gpu_space<ExecSpace>(), GpuMatmulTiles, HostMatmulTiles>;
+constexpr bool is_cuda_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+template <class ExecSpace>
+using MatmulTiles =
+    std::conditional_t<is_cuda_space<ExecSpace>(), CudaMatmulTiles,
+                       std::conditional_t<is_gpu_space<ExecSpace>(), GpuMatmulTiles, HostMatmulTiles>>;
+
+/// True if a tile of the menu can run `input`: tensor-core tiles take f16 and bf16 only.
+inline bool tile_supports(const MatmulConfig& c, DType input) {
+  return !c.mma || input == DType::f16 || input == DType::bf16;
+}
 
 /// The default configuration for a backend ("serial", "openmp", "cuda", "hip") and input type.
 MatmulConfig default_matmul_config(const std::string& backend, DType input);

@@ -21,13 +21,20 @@ namespace tuning {
 namespace {
 
 template <class... Tiles>
-void expand_space(TileList<Tiles...>, std::vector<MatmulConfig>& out) {
+void expand_space(TileList<Tiles...>, DType in, std::vector<MatmulConfig>& out) {
   using ES = Kokkos::DefaultExecutionSpace;
   const int concurrency = ES().concurrency();
   auto add_tile = [&](MatmulConfig c, int micro_tiles) {
+    if (!tile_supports(c, in)) return;
     for (int g : {1, 4, 8, 16}) {
       c.group_m = g;
-      if (is_gpu_space<ES>()) {
+      if (c.mma) {
+        // One warp per warp tile: the warp is one team member's 32 vector lanes (splitting it
+        // otherwise launches the same threads).
+        c.vector_length = 32;
+        c.team_size = micro_tiles / 32;
+        out.push_back(c);
+      } else if (is_gpu_space<ES>()) {
         // Threads per team are fixed by the tile (one micro-tile each); split them into
         // team_size x vector_length.
         for (int v = 1; v <= 32 && v <= micro_tiles; v *= 2) {
@@ -222,9 +229,9 @@ void sweep_shape(const MatmulTuneRequest& req, const std::array<int64_t, 3>& sha
 
 }  // namespace
 
-std::vector<MatmulConfig> matmul_search_space() {
+std::vector<MatmulConfig> matmul_search_space(DType in) {
   std::vector<MatmulConfig> out;
-  expand_space(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, out);
+  expand_space(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, in, out);
   return out;
 }
 
@@ -240,7 +247,7 @@ TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epil
 
 MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, const TuneProgress& progress) {
   MatmulTuneResult res;
-  const std::vector<MatmulConfig> space = matmul_search_space();
+  const std::vector<MatmulConfig> space = matmul_search_space(req.in);
   const std::vector<int> order = candidate_order(int(space.size()), req.strategy, req.budget, req.seed);
   const MatmulConfig def = default_matmul_config(backend_name(), req.in);
   int per_shape = 1;

@@ -20,10 +20,11 @@
 namespace tilekit {
 namespace tuning {
 
-/// Every config the tuner may try on this build's backend: each menu tile x group_m in
-/// {1, 4, 8, 16} x the team shapes the backend allows (GPU: team_size x vector_length = threads per
-/// tile, vector_length in 1..32; host: vector_length 1, team_size 1, 2, 4, ... up to concurrency).
-std::vector<MatmulConfig> matmul_search_space();
+/// Every config the tuner may try for `in` inputs on this build's backend: each menu tile that runs
+/// the type (tensor-core tiles: f16, bf16) x group_m in {1, 4, 8, 16} x the team shapes the backend
+/// allows (GPU: team_size x vector_length = threads per tile, vector_length in 1..32, tensor-core
+/// tiles one warp per team member; host: vector_length 1, team_size 1, 2, 4, ... up to concurrency).
+std::vector<MatmulConfig> matmul_search_space(DType in);
 
 /// Storage order of op(A), op(B) and C: true = column-major (contiguous along rows).
 struct MatmulLayouts {
