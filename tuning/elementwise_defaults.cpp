@@ -19,11 +19,14 @@ struct DefaultRow {
 // "auto" on openmp is tiled, from two runs of `tilekit elementwise 4096 4096 --op add` on 2 EPYC
 // cores (README): for f64, f32 and i32 tiled and vectorized are within run-to-run noise of each
 // other (0.64-0.98 of the copy bandwidth); for bf16 tiled is 5x faster (19-24 GB/s against 3-5:
-// GCC vectorizes the bf16 conversions of the row loop only); f16 is bound by its software conversion
-// in every variant (about 1 GB/s). Serial follows openmp (not measured apart).
-// GPU (cuda, hip): the notebook's layout, not yet measured with tilekit: 256 threads as 4 x 64
-// (64 threads side by side along a row, one 16-byte vector each), 16 rows per thread, so a tile is
-// 64 rows x 1 KiB; teams remapped to walk along rows of tiles.
+// GCC vectorizes the bf16 conversions of the row loop only); f16 was then bound by its software
+// conversion in every variant (about 1 GB/s; 10 GB/s since F16C conversions, kernels/types.hpp).
+// Serial follows openmp (not measured apart).
+// CUDA "auto" is vectorized: on the H100 at 16384x8192 (BENCHMARKS.md, gpu-h100-elementwise,
+// 2026-11-22) it ran at 1.00-1.05x the copy bandwidth for f64, f32, f16 and bf16, the tiled layout
+// at 0.81-0.97x. The tiled row is the notebook's layout: 256 threads as 4 x 64 (64 threads side by
+// side along a row, one 16-byte vector each), 16 rows per thread, so a tile is 64 rows x 1 KiB;
+// teams remapped to walk along rows of tiles. HIP keeps the tiled layout (not measured).
 // The dtype column lets a sweep give a type its own row (first match wins); none does yet.
 constexpr std::array<DefaultRow, 12> kDefaults{{
     {"serial", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
@@ -32,7 +35,7 @@ constexpr std::array<DefaultRow, 12> kDefaults{{
     {"openmp", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
     {"openmp", "vectorized", "*", "vectorized_vb16"},
     {"openmp", "tiled", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
-    {"cuda", "auto", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
+    {"cuda", "auto", "*", "vectorized_vb16"},
     {"cuda", "vectorized", "*", "vectorized_vb16"},
     {"cuda", "tiled", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
     {"hip", "auto", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
