@@ -79,6 +79,7 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
 /// (36 KB) rather than BK = 32 in 2 (40 KB plus alignment).
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
+                                 MmaTileShape<256, 128, 16, 64, 64, 2, 1>,  // 8 warps, 4 x 2, 64x64 each
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4
                                  MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, deeper K
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2
