@@ -76,10 +76,12 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
 
 /// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles).
 /// Team scratch is capped at 40 KB by Kokkos 3.4, so the large tile stages BK = 16 in 3 stages
-/// (36 KB) rather than BK = 32 in 2 (40 KB plus alignment).
+/// (36 KB) rather than BK = 32 in 2 (40 KB plus alignment). MIN_TEAMS 2 on the 128x128 tile caps
+/// it at 128 registers (2 teams per SM): 68 -> 112 TFLOP/s at 4096^3 f16 on the H100. A 256x128x16
+/// tile (8 warps of 64x64, 235 registers, 1 team per SM) was tried and lost at every size (2026-11-22:
+/// 97 vs 113 TFLOP/s at 4096^3, 118 vs 128 at 8192^3), so it is not in the menu.
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
-                                 MmaTileShape<256, 128, 16, 64, 64, 2, 1>,  // 8 warps, 4 x 2, 64x64 each
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4
                                  MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, deeper K
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2
