@@ -110,8 +110,8 @@ class DeviceTimer {
   double elapsed_s() const;
 
  private:
-  void* start_ = nullptr;
-  void* stop_ = nullptr;
+  [[maybe_unused]] void* start_ = nullptr;  // CUDA events (unused on other backends)
+  [[maybe_unused]] void* stop_ = nullptr;
 };
 
 /// Runs `run(i)` `warmup` times untimed, then once per benchmark iteration (i counts on), each
