@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU tuning sweeps whose cache is shipped in tuning/results (OpenMP backend, this machine).
 # Run on IDLE cores: any other process (a build, a test run) stalls OpenMP teams and ruins the
-# timings. About 15 minutes on 2 idle EPYC cores.
+# timings. About 27 minutes (1600 s) on 2 idle EPYC cores.
 #
 #   scripts/tune-cpu.sh [OUT]   cache -> OUT/cache/*.json, reports -> OUT/reports (default /tmp/tilekit-tune-cpu)
 #
