@@ -492,21 +492,11 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   if (!in_menu)
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
                        cfg.tile_name(), backend, allowed_tiles);
-  if (!mma_ok) {
-    std::string simt;  // the menu's tiles without the tensor-core ("_tc") ones
-    std::size_t at = 0;
-    while (at < allowed_tiles.size()) {
-      std::size_t end = allowed_tiles.find(", ", at);
-      if (end == std::string::npos) end = allowed_tiles.size();
-      const std::string t = allowed_tiles.substr(at, end - at);
-      if (t.size() < 3 || t.compare(t.size() - 3, 3, "_tc") != 0) simt += (simt.empty() ? "" : ", ") + t;
-      at = end + 2;
-    }
+  if (!mma_ok)
     return fmt::format("config '{}': tile {} uses tensor cores, which tilekit runs for f16 and bf16 inputs "
                        "only (got {}); use a SIMT tile (allowed for {}: {})",
                        cfg.name(), cfg.tile_name(), dtype_name(TypeTraits<TIn>::dtype),
-                       dtype_name(TypeTraits<TIn>::dtype), simt);
-  }
+                       dtype_name(TypeTraits<TIn>::dtype), tuning::menu_names(TypeTraits<TIn>::dtype));
   if (cfg.mma && detail::device_compute_capability() < 80)
     return fmt::format("config '{}': tile {} uses tensor-core instructions of compute capability 8.0 or "
                        "newer; this GPU has {}.{}",

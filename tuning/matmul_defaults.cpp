@@ -25,9 +25,12 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
 }};
 
 template <class... Tiles>
-std::string names(TileList<Tiles...>) {
+std::string names(TileList<Tiles...>, const DType* input = nullptr) {
   std::string s;
-  ((s += (s.empty() ? "" : ", ") + Tiles::config().tile_name()), ...);
+  auto add = [&](const MatmulConfig& c) {
+    if (!input || tile_supports(c, *input)) s += (s.empty() ? "" : ", ") + c.tile_name();
+  };
+  (add(Tiles::config()), ...);
   return s;
 }
 }  // namespace
@@ -47,6 +50,7 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input) {
 }
 
 std::string menu_names() { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}); }
+std::string menu_names(DType input) { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, &input); }
 
 }  // namespace tuning
 }  // namespace tilekit

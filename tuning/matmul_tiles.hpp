@@ -123,6 +123,8 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input);
 
 /// The tile names of the menu compiled for the default execution space, comma-separated.
 std::string menu_names();
+/// The same, only the tiles that run `input` (tile_supports).
+std::string menu_names(DType input);
 
 }  // namespace tuning
 }  // namespace tilekit
