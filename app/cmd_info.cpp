@@ -38,6 +38,7 @@ Runner add_info(CLI::App& app) {
                           {"concurrency", r.concurrency},
                           {"scratch_level0_bytes", r.scratch_level0},
                           {"scratch_level1_bytes", r.scratch_level1},
+                          {"device_shared_memory_per_block_bytes", r.device_shared_per_block},
                           {"kokkos_version", r.kokkos_version},
                           {"kokkos_kernels_version", r.kokkos_kernels_version},
                           {"tilekit_version", r.tilekit_version},
@@ -53,8 +54,11 @@ Runner add_info(CLI::App& app) {
     fmt::print("backend          {}\n", r.backend);
     fmt::print("device           {} ({}, {} compute units)\n", r.device, r.architecture, r.compute_units);
     fmt::print("concurrency      {}\n", r.concurrency);
-    fmt::print("team scratch     level 0: {} bytes, level 1: {} bytes per team\n", r.scratch_level0,
-               r.scratch_level1);
+    fmt::print("team scratch     level 0: {} bytes, level 1: {} bytes per team{}\n", r.scratch_level0,
+               r.scratch_level1,
+               r.device_shared_per_block > 0
+                   ? fmt::format(" (the device allows {} bytes of shared memory per block)", r.device_shared_per_block)
+                   : std::string());
     fmt::print("Kokkos           {}\n", r.kokkos_version);
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
     fmt::print("matmul tiles     {}\n", tuning::menu_names());

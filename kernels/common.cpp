@@ -5,12 +5,52 @@
 #include <algorithm>
 #include <cctype>
 
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
 namespace tilekit {
 
 std::string backend_name() {
   std::string s = Kokkos::DefaultExecutionSpace::name();
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return s;
+}
+
+std::size_t team_scratch_limit(int level) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  return static_cast<std::size_t>(Kokkos::TeamPolicy<ES>::scratch_size_max(level));
+}
+
+std::size_t device_shared_memory_per_block() {
+  int dev = 0, bytes = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+    return 0;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (hipGetDevice(&dev) != hipSuccess ||
+      hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, dev) != hipSuccess)
+    return 0;
+#endif
+  (void)dev;
+  return static_cast<std::size_t>(bytes);
+}
+
+std::string check_team_scratch(std::size_t bytes, int level) {
+  const std::size_t limit = team_scratch_limit(level);
+  if (bytes <= limit) return {};
+  std::string msg = "needs " + std::to_string(bytes) + " bytes of level-" + std::to_string(level) +
+                    " team scratch per team, over this build's limit of " + std::to_string(limit) + " bytes";
+  const std::size_t device = device_shared_memory_per_block();
+  if (level == 0 && device > 0)
+    msg += " (the device allows " + std::to_string(device) + " bytes of shared memory per block; Kokkos " +
+           std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+           " reserves the rest or caps it lower)";
+  return msg;
 }
 
 }  // namespace tilekit

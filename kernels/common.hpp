@@ -1,6 +1,7 @@
 // Shared by every kernel family: the exception public entry points throw, and the backend's name.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -13,5 +14,19 @@ struct InvalidArgument : std::invalid_argument {
 
 /// "serial", "openmp", "cuda" or "hip": the backend of Kokkos::DefaultExecutionSpace.
 std::string backend_name();
+
+/// Bytes of team scratch a TeamPolicy kernel may ask for at `level` (0 or 1) on the default
+/// execution space: Kokkos' own limit. With the project's Kokkos 3.4 patch, level 0 on CUDA is the
+/// device's opt-in shared memory per block less Kokkos' team-reduction reserve (219 KB on an H100;
+/// unpatched Kokkos 3.4 says 40 KB).
+std::size_t team_scratch_limit(int level);
+
+/// GPUs: the shared memory one block may use on the current device (CUDA: the opt-in maximum);
+/// 0 on host backends.
+std::size_t device_shared_memory_per_block();
+
+/// "" if `bytes` of level-`level` team scratch fit team_scratch_limit(level); else a message naming
+/// the request, the limit and (GPUs) the device's own per-block maximum.
+std::string check_team_scratch(std::size_t bytes, int level);
 
 }  // namespace tilekit

@@ -72,11 +72,11 @@ inline DType default_out_dtype(DType in) { return in == DType::i8 ? DType::i32 :
 template <class TIn, class TOut>
 std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);
 
-/// Team scratch bytes the config needs for this type, and the limit of the scratch level the
-/// kernel stages in on this backend (level 0 on GPUs, level 1 on host backends: matmul_impl.hpp).
+/// Team scratch bytes the config needs for this type, at the level the kernel stages in on this
+/// backend (level 0 on GPUs, level 1 on host backends: matmul_impl.hpp); team_scratch_limit()
+/// (common.hpp) is that level's limit.
 template <class TIn, class TOut>
 std::size_t matmul_scratch_bytes(const MatmulConfig& cfg);
-std::size_t scratch_limit_bytes();
 
 /// Launches without checking (call check_matmul first, or use matmul()).
 template <class TIn, class TOut>

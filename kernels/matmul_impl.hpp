@@ -533,11 +533,10 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                          cfg.name(), micro_tiles, cfg.team_size);
   }
   const int level = gpu ? 0 : 1;
-  if (scratch > scratch_limit_bytes())
-    return fmt::format("config '{}': needs {} bytes of team scratch for {} inputs, over the {} level-{} "
-                       "limit of {} bytes",
-                       cfg.name(), scratch, dtype_name(TypeTraits<TIn>::dtype), backend, level,
-                       scratch_limit_bytes());
+  const std::string scratch_error = check_team_scratch(scratch, level);
+  if (!scratch_error.empty())
+    return fmt::format("config '{}' with {} inputs on {}: {}", cfg.name(), dtype_name(TypeTraits<TIn>::dtype),
+                       backend, scratch_error);
   if (cfg.team_size > team_max)
     return fmt::format("config '{}': team_size {} exceeds the {} maximum of {} for this kernel "
                        "(with vector_length {})",

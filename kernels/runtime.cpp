@@ -51,8 +51,9 @@ RuntimeInfo runtime_info() {
   RuntimeInfo r;
   r.backend = backend_name();
   r.concurrency = ES().concurrency();
-  r.scratch_level0 = static_cast<std::size_t>(Kokkos::TeamPolicy<ES>::scratch_size_max(0));
-  r.scratch_level1 = static_cast<std::size_t>(Kokkos::TeamPolicy<ES>::scratch_size_max(1));
+  r.scratch_level0 = team_scratch_limit(0);
+  r.scratch_level1 = team_scratch_limit(1);
+  r.device_shared_per_block = device_shared_memory_per_block();
   r.kokkos_version = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
                      "." + std::to_string(KOKKOS_VERSION % 100);
   r.kokkos_kernels_version = kokkos_kernels_version();

@@ -2,22 +2,39 @@
 # Installs what tilekit needs on a Debian 12 machine and builds Kokkos + Kokkos Kernels 3.4.01
 # for one backend when no installed Kokkos is found.
 #
-#   scripts/deps.sh <serial|openmp|cuda|hip>   -> prints the Kokkos install prefix on its last line
+#   scripts/deps.sh <serial|openmp|cuda|cuda11|hip>   -> prints the Kokkos install prefix on its last line
 #
-# Heavy builds are cached outside the source tree, keyed by version and backend:
-#   ${TILEKIT_CACHE:-$HOME/.cache/tilekit}/deps/kokkos-3.4.01-<backend>
-# A second run finds the cache and returns at once.
+# Backends: cuda uses a CUDA >= 12 found on the machine ($CUDA_ROOT, else nvcc on PATH, else
+# /usr/local/cuda) and compiles for sm_80 + sm_90a; cuda11 installs Debian's CUDA 11.8 (a 2.3 GB
+# download) for machines without CUDA 12 and compiles for sm_80 + sm_90.
+#
+# Kokkos 3.4.01 is patched by scripts/patches/kokkos-3.4.01.patch (CUDA 13 API changes; level-0
+# team scratch up to the GPU's opt-in maximum per block). The patch is applied to a fresh copy of
+# the pristine source for every build, so re-running is idempotent.
+#
+# Heavy builds are cached outside the source tree, keyed by Kokkos version, backend, CUDA version
+# (cuda) and the patch's hash:
+#   ${TILEKIT_CACHE:-$HOME/.cache/tilekit}/deps/kokkos-3.4.01-<backend>[-nvcc<X.Y>]-p<hash>
+# with a link deps/kokkos-3.4.01-<backend> to the current one (what CMake and the presets find).
+# A second run finds the cache and returns at once; a changed patch or CUDA rebuilds.
+#
+# Environment: TILEKIT_CACHE (cache folder), Kokkos_ROOT (use that Kokkos, build nothing),
+# CUDA_ROOT (the CUDA for the cuda backend), TILEKIT_NO_APT=1 (install nothing; for machines
+# without apt, such as the GPU machine), TILEKIT_KOKKOS_SRC (a folder holding kokkos/ and
+# kokkos-kernels/ extracted from Debian's trilinos source, instead of downloading it),
+# TILEKIT_JOBS (parallel build jobs; default nproc).
 set -euo pipefail
 
 backend=${1:-openmp}
-case "$backend" in serial|openmp|cuda|hip) ;; *)
-  echo "deps.sh: unknown backend '$backend' (allowed: serial, openmp, cuda, hip)" >&2; exit 2;;
+case "$backend" in serial|openmp|cuda|cuda11|hip) ;; *)
+  echo "deps.sh: unknown backend '$backend' (allowed: serial, openmp, cuda, cuda11, hip)" >&2; exit 2;;
 esac
 
 KOKKOS_VERSION=3.4.01
 cache=${TILEKIT_CACHE:-$HOME/.cache/tilekit}
-prefix="$cache/deps/kokkos-$KOKKOS_VERSION-$backend"
-src="$cache/src/kokkos-$KOKKOS_VERSION"
+here=$(cd "$(dirname "$0")" && pwd)
+patch_file="$here/patches/kokkos-$KOKKOS_VERSION.patch"
+src="${TILEKIT_KOKKOS_SRC:-$cache/src/kokkos-$KOKKOS_VERSION}"
 log="$cache/logs"
 mkdir -p "$cache/deps" "$cache/src" "$log"
 
@@ -55,12 +72,49 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
+# --- the CUDA for the cuda backend: >= 12, found on the machine --------------------------------
+cuda_root=""
+if [ "$backend" = cuda ]; then
+  nvcc_bin=""
+  for c in ${CUDA_ROOT:+"$CUDA_ROOT/bin/nvcc"} "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
+    [ -n "$c" ] && [ -x "$c" ] || continue
+    v=$("$c" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1.\2/p')
+    if [ "${v%%.*}" -ge 12 ] 2>/dev/null; then nvcc_bin=$c; cuda_version=$v; break; fi
+    say "skipping $c (CUDA $v; the cuda preset needs CUDA >= 12)"
+  done
+  if [ -z "$nvcc_bin" ]; then
+    echo "deps.sh: no CUDA >= 12 found (looked at \$CUDA_ROOT, nvcc on PATH, /usr/local/cuda)." >&2
+    echo "deps.sh: set CUDA_ROOT to a CUDA 12+ install, or use the cuda11 preset (Debian's CUDA 11.8)." >&2
+    exit 2
+  fi
+  cuda_root=$(cd "$(dirname "$nvcc_bin")/.." && pwd)
+  say "CUDA $cuda_version at $cuda_root"
+fi
+
+# Cache key: version, backend, CUDA version, patch hash.
+patch_hash=$(sha256sum "$patch_file" | cut -c1-10)
+key="kokkos-$KOKKOS_VERSION-$backend${cuda_root:+-nvcc$cuda_version}-p$patch_hash"
+prefix="$cache/deps/$key"
+link="$cache/deps/kokkos-$KOKKOS_VERSION-$backend"
+# Points the stable name at the current build (atomically: a new link renamed over the old one).
+set_link() {
+  # A real folder there is a cache of the layout before keys (unpatched): replaced by the link.
+  [ -L "$link" ] || [ ! -e "$link" ] || rm -rf "$link"
+  ln -sfn "$key" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
+  [ -z "$cuda_root" ] || echo "$cuda_root" > "$prefix/tilekit-cuda-root"
+}
+
+if [ "${TILEKIT_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
+  say "TILEKIT_NO_APT=1 or no apt-get: installing no packages (what the build needs must be there)"
+  apt_install() { :; }
+  ensure_apt_sources() { :; }
+fi
 ensure_apt_sources
 apt_install build-essential cmake ninja-build ccache dpkg-dev git \
   libbenchmark-dev libgtest-dev libgmock-dev libopenblas-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   python3-matplotlib
 case "$backend" in
-  cuda) apt_install nvidia-cuda-toolkit g++-11 ;;
+  cuda11) apt_install nvidia-cuda-toolkit g++-11 ;;
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;
 esac
 
@@ -70,11 +124,15 @@ if [ -n "${Kokkos_ROOT:-}" ]; then
 fi
 if [ -f "$prefix/.complete" ]; then
   say "using cached Kokkos $KOKKOS_VERSION ($backend) at $prefix"
+  set_link
   echo "$prefix"; exit 0
 fi
 
 # --- Kokkos sources from Debian's trilinos source package --------------------------------------
-if [ ! -f "$src/.complete" ]; then
+if [ -n "${TILEKIT_KOKKOS_SRC:-}" ]; then
+  [ -d "$src/kokkos" ] && [ -d "$src/kokkos-kernels" ] ||
+    { echo "deps.sh: TILEKIT_KOKKOS_SRC=$src has no kokkos/ and kokkos-kernels/ folders" >&2; exit 2; }
+elif [ ! -f "$src/.complete" ]; then
   dl="$cache/src/trilinos-dl"
   mkdir -p "$dl"
   if ! ls "$dl"/trilinos_*.orig.tar.* >/dev/null 2>&1; then
@@ -93,9 +151,17 @@ if [ ! -f "$src/.complete" ]; then
 fi
 
 # --- configure + build + install ----------------------------------------------------------------
-jobs=$(nproc)
-common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_INSTALL_PREFIX="$prefix"
-        -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+jobs=${TILEKIT_JOBS:-$(nproc)}
+bdir="$cache/build/$key"
+rm -rf "$bdir" "$prefix"
+mkdir -p "$bdir"
+# The patched copy: the pristine source stays as extracted, so the patch always applies cleanly.
+cp -a "$src/kokkos" "$bdir/kokkos-src"
+patch -s -p1 -d "$bdir/kokkos-src" < "$patch_file" ||
+  { echo "deps.sh: $patch_file does not apply to $src/kokkos" >&2; exit 1; }
+
+common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_INSTALL_PREFIX="$prefix")
+command -v ccache >/dev/null 2>&1 && common+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON)
 kk_opts=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
          -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
@@ -106,12 +172,17 @@ compiler=(-DCMAKE_CXX_COMPILER=g++)
 case "$backend" in
   serial) ;;
   openmp) kokkos_opts+=(-DKokkos_ENABLE_OPENMP=ON) ;;
-  cuda)
-    # Debian's CUDA 11.8 needs g++-11; Kokkos 3.4 knows no Hopper arch, so sm_90 machine code is
-    # appended beside sm_80 through NVCC_APPEND_FLAGS (nvcc_wrapper refuses two arch flags).
-    export PATH=/usr/bin:$PATH NVCC_WRAPPER_DEFAULT_COMPILER=g++-11
-    export NVCC_APPEND_FLAGS="-gencode arch=compute_90,code=sm_90"
-    compiler=(-DCMAKE_CXX_COMPILER="$src/kokkos/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_80)
+  cuda|cuda11)
+    # Kokkos 3.4 knows no Hopper arch: sm_80 through Kokkos' own flag, and Hopper machine code
+    # appended through NVCC_APPEND_FLAGS (nvcc_wrapper refuses two arch flags). CUDA 12+ builds
+    # sm_90a (wgmma, setmaxnreg); Debian's CUDA 11.8 knows only sm_90 and needs g++-11.
+    if [ "$backend" = cuda ]; then
+      export CUDA_ROOT="$cuda_root" NVCC_APPEND_FLAGS="-gencode arch=compute_90a,code=sm_90a"
+    else
+      export PATH=/usr/bin:$PATH NVCC_WRAPPER_DEFAULT_COMPILER=g++-11
+      export NVCC_APPEND_FLAGS="-gencode arch=compute_90,code=sm_90"
+    fi
+    compiler=(-DCMAKE_CXX_COMPILER="$bdir/kokkos-src/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_80)
     kokkos_opts+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON)
     kk_opts+=(-DKokkosKernels_ENABLE_TPL_CUBLAS=OFF -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF) ;;
   hip)
@@ -119,15 +190,14 @@ case "$backend" in
     kokkos_opts+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_VEGA908=ON) ;;
 esac
 
-bdir="$cache/build/kokkos-$KOKKOS_VERSION-$backend"
-rm -rf "$bdir" "$prefix"
-say "building Kokkos $KOKKOS_VERSION ($backend); log: $log/kokkos-$backend.log"
-{ cmake -S "$src/kokkos" -B "$bdir/kokkos" "${common[@]}" "${compiler[@]}" "${kokkos_opts[@]}" &&
+t0=$SECONDS
+say "building Kokkos $KOKKOS_VERSION ($backend, $jobs jobs); log: $log/kokkos-$backend.log"
+{ cmake -S "$bdir/kokkos-src" -B "$bdir/kokkos" "${common[@]}" "${compiler[@]}" "${kokkos_opts[@]}" &&
   cmake --build "$bdir/kokkos" -j "$jobs" && cmake --install "$bdir/kokkos"; } >"$log/kokkos-$backend.log" 2>&1 \
   || { tail -30 "$log/kokkos-$backend.log" >&2; say "Kokkos build failed ($backend)"; exit 1; }
 # Kokkos Kernels without pre-instantiation: gemm is instantiated in tilekit's own sources.
 kk_compiler=("${compiler[@]}")
-[ "$backend" = cuda ] && kk_compiler=(-DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_80)
+case "$backend" in cuda|cuda11) kk_compiler=(-DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_80) ;; esac
 say "building Kokkos Kernels $KOKKOS_VERSION ($backend); log: $log/kokkoskernels-$backend.log"
 { cmake -S "$src/kokkos-kernels" -B "$bdir/kk" "${common[@]}" "${kk_compiler[@]}" "${kk_opts[@]}" \
     -DKokkos_ROOT="$prefix" &&
@@ -135,5 +205,6 @@ say "building Kokkos Kernels $KOKKOS_VERSION ($backend); log: $log/kokkoskernels
   || { tail -30 "$log/kokkoskernels-$backend.log" >&2; say "Kokkos Kernels build failed ($backend)"; exit 1; }
 rm -rf "$bdir"
 touch "$prefix/.complete"
-say "installed Kokkos + Kokkos Kernels $KOKKOS_VERSION ($backend) at $prefix"
+set_link
+say "installed Kokkos + Kokkos Kernels $KOKKOS_VERSION ($backend) at $prefix in $((SECONDS - t0)) s"
 echo "$prefix"

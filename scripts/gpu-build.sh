@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs ON THE GPU MACHINE (nvcc 13, 16 cores, no apt, nothing to fetch), from the repository root,
+# with .carry/gpu-build made here by scripts/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
+# (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
+#
+#   scripts/gpu-build.sh [build|test]      (default build; test = ./tk test --preset cuda)
+#
+# Prints how long each part took. Everything lands under /tmp (TILEKIT_CACHE) and build/cuda.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-build}
+carry=.carry/gpu-build
+[ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
+t0=$SECONDS
+# CMake 4 there refuses packages that still declare policies older than 3.5.
+export CMAKE_POLICY_VERSION_MINIMUM=3.5
+export TILEKIT_CACHE=${TILEKIT_CACHE:-/tmp/tilekit-cache} TILEKIT_NO_APT=1 TILEKIT_JOBS=${TILEKIT_JOBS:-$(nproc)}
+sys=/tmp/tilekit-sysdeps
+mkdir -p "$TILEKIT_CACHE/src-carried" "$sys"
+tar xJf "$carry/kokkos-src.tar.xz" -C "$TILEKIT_CACHE/src-carried"
+for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sys"; done
+export TILEKIT_KOKKOS_SRC="$TILEKIT_CACHE/src-carried"
+export CMAKE_PREFIX_PATH="$sys/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export LD_LIBRARY_PATH="$sys/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "== unpacked in $((SECONDS - t0)) s"
+scripts/deps.sh cuda
+echo "== Kokkos + Kokkos Kernels built in $((SECONDS - t0)) s"
+t1=$SECONDS
+./tk build --preset cuda 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+echo "== cuda preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
+if [ "$what" = test ]; then
+  t2=$SECONDS
+  ./tk test --preset cuda
+  echo "== tests ran in $((SECONDS - t2)) s"
+fi
