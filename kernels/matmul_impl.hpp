@@ -19,7 +19,7 @@
 #pragma once
 
 #include "kernels/matmul.hpp"
-#include "kernels/matmul_mma.hpp"
+#include "kernels/matmul_mma_sm80.hpp"
 #include "kernels/matmul_team.hpp"
 #include "tuning/matmul_tiles.hpp"
 
@@ -385,9 +385,10 @@ struct BlockedMatmul {
   }
 };
 
-/// The kernel of a menu entry: tensor-core tiles run MmaMatmul (matmul_mma.hpp), others BlockedMatmul.
+/// The kernel of a menu entry, chosen here and nowhere else: tensor-core tiles (CUDA menu only) run
+/// the sm_80+ mma.sync kernel (matmul_mma_sm80.hpp), every other tile the portable SIMT kernel above.
 template <class ExecSpace, class Tile, class TIn, class TOut>
-using MatmulFunctor = std::conditional_t<Tile::mma, MmaMatmul<ExecSpace, Tile, TIn, TOut>,
+using MatmulFunctor = std::conditional_t<Tile::mma, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
                                          BlockedMatmul<ExecSpace, Tile, TIn, TOut>>;
 
 /// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.

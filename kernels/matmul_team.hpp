@@ -1,4 +1,4 @@
-// Team-level helpers shared by the SIMT (matmul_impl.hpp) and tensor-core (matmul_mma.hpp)
+// Team-level helpers shared by the SIMT (matmul_impl.hpp) and tensor-core (matmul_mma_sm80.hpp)
 // matmul kernels.
 #pragma once
 

@@ -74,17 +74,19 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
                                 TileShape<64, 64, 16, 4, 4>,    // mid sizes: 4x more teams than 128x128
                                 TileShape<32, 32, 32, 2, 2>>;   // small problems: fill the SMs
 
-/// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles).
-/// Team scratch is capped at 40 KB by Kokkos 3.4, so the large tile stages BK = 16 in 3 stages
-/// (36 KB) rather than BK = 32 in 2 (40 KB plus alignment). MIN_TEAMS 2 on the 128x128 tile caps
-/// it at 128 registers (2 teams per SM): 68 -> 112 TFLOP/s at 4096^3 f16 on the H100. A 256x128x16
-/// tile (8 warps of 64x64, 235 registers, 1 team per SM) was tried and lost at every size (2026-11-22:
-/// 97 vs 113 TFLOP/s at 4096^3, 118 vs 128 at 8192^3), so it is not in the menu.
+/// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles), run by
+/// the sm_80+ mma.sync kernel (kernels/matmul_mma_sm80.hpp). The large tiles stage 4 K steps of 32
+/// (64-96 KB of scratch): above the 40 KB unpatched Kokkos 3.4 allows, within the opt-in maximum the
+/// project's Kokkos patch opens (227 KB per block on the H100). The 128x128x16 and 128x64x32 tiles
+/// fit in 40 KB (3 and 2 stages), for Kokkos builds without that patch.
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
-                                 MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4
-                                 MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, deeper K
-                                 MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2
+                                 MmaTileShape<128, 256, 32, 64, 64, 4, 1>,  // 8 warps, 2 x 4, 96 KB
+                                 MmaTileShape<256, 128, 32, 64, 64, 4, 1>,  // 8 warps, 4 x 2, 96 KB
+                                 MmaTileShape<128, 128, 32, 64, 64, 4, 1>,  // 4 warps, 2 x 2, 64 KB
+                                 MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
+                                 MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, 24 KB
+                                 MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2, 24 KB
 
 /// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
 /// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises

@@ -1,0 +1,316 @@
+// tilekit blocked matmul, tensor-core path for CUDA sm_80 and newer (Ampere, Hopper): f16 and bf16
+// inputs, f32 accumulation, PTX mma.sync.m16n8k16 fed by ldmatrix from an XOR-swizzled scratch
+// layout and a STAGES-deep cp.async pipeline. Same TeamPolicy structure as the SIMT kernel
+// (matmul_impl.hpp): one team per BM x BN tile of C in grouped order, A and B staged in level-0
+// team scratch, every edge masked, the same fused epilogue.
+//
+//   league  : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
+//   kt      : K in steps of BK; STAGES-1 steps are in flight (cp.async) while the warps multiply
+//             step kt; one barrier per step
+//   warp    : each warp owns a WM x WN block of C: (WM/16) x (WN/8) m16n8 f32 accumulators
+//   kk      : BK in 16-deep slices; per slice, WM/16 ldmatrix.x4 for A, WN/16 for B, then
+//             (WM/16) x (WN/8) mma.sync
+//
+// Staged layouts follow the operands' contiguous dimension, so every global read is a 16-byte run:
+// op(A) contiguous along K is staged [BM][BK] and read with ldmatrix, op(A) contiguous along M is
+// staged [BK][BM] and read with ldmatrix.trans; B likewise ([BN][BK] plain, [BK][BN] .trans). Rows
+// are not padded: the 16-byte chunks of each row are XOR-swizzled (swizzled_offset), so the 8 rows
+// one ldmatrix phase reads fall in 8 different bank groups, and the scratch stays dense.
+//
+// Edges: when an operand's rows are 16-byte aligned and its contiguous extent is a multiple of 8,
+// every tile (interior or edge) is staged in 16-byte cp.async copies, those past the matrix
+// zero-filled (src-size 0); otherwise element by element. The epilogue works from the accumulator
+// registers: alpha, beta (C read only when beta != 0), bias, activation, conversion, masked store.
+#pragma once
+
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_team.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TILEKIT_SM80_DEVICE 1
+#endif
+
+namespace tilekit {
+namespace detail {
+
+/// major * 10 + minor of the CUDA device in use; 0 on other backends (where no tensor-core tile is in
+/// the menu).
+inline int device_compute_capability() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static const int cc = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+      return 0;
+    return major * 10 + minor;
+  }();
+  return cc;
+#else
+  return 0;
+#endif
+}
+
+/// Tensor-core tiles run f16 and bf16 inputs (accumulating in f32); check_matmul rejects others.
+template <class TIn>
+constexpr bool mma_input_supported() {
+  return std::is_same<TIn, f16>::value || std::is_same<TIn, bf16>::value;
+}
+
+/// Offset (in 2-byte elements) of element (r, c) of a staged tile whose rows hold C elements, with
+/// the 16-byte chunks of each row XOR-swizzled so that 8 consecutive rows at one logical chunk land
+/// in 8 different 16-byte bank groups (ldmatrix reads 8 rows x 16 bytes per phase). The XOR only
+/// permutes chunks inside a row.
+template <int C>
+KOKKOS_INLINE_FUNCTION constexpr int swizzled_offset(int r, int c) {
+  constexpr int P = C / 8;  // 16-byte chunks per row
+  static_assert(C % 8 == 0 && (P == 1 || P == 2 || P == 4 || P % 8 == 0), "rows of whole 16-byte chunks");
+  const int chunk = c >> 3;
+  const int phys = P >= 8 ? chunk ^ (r & 7) : P == 4 ? chunk ^ ((r >> 1) & 3) : P == 2 ? chunk ^ ((r >> 2) & 1) : chunk;
+  return r * C + phys * 8 + (c & 7);
+}
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct Sm80MmaMatmul {
+  using compute = float;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, WM = Tile::TM, WN = Tile::TN;
+  static constexpr int STAGES = Tile::STAGES;
+  static constexpr int kThreads = Tile::threads;
+  static constexpr int kWarpsN = BN / WN;
+  static constexpr int MI = WM / 16, NI = WN / 8;  // m16n8 accumulator blocks per warp
+  static constexpr int kScratchLevel = 0;
+  static constexpr bool kSupported = mma_input_supported<TIn>();
+  static constexpr int kAElems = BM * BK, kBElems = BK * BN;  // one staged A / B tile (2-byte elements)
+  static constexpr int kStageElems = kAElems + kBElems;
+  static_assert(WN % 16 == 0 && STAGES >= 2, "B fragments are loaded in pairs of n8 blocks");
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(STAGES) * kStageElems * 2 + 128;  // +128: the base is aligned up to 128 bytes
+  }
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+
+#if defined(TILEKIT_SM80_DEVICE)
+  __device__ static unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+  // 16 bytes global -> shared, L1 bypassed; src_bytes = 0 zero-fills (a chunk past the matrix).
+  __device__ static void cp_async16(void* smem, const void* gmem, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+  }
+  __device__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+  template <int N>
+  __device__ static void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  }
+  __device__ static void ldmatrix_x4(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+  }
+  __device__ static void ldmatrix_x4_trans(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+  }
+  // d += a * b for one m16n8k16 block (a: 4 registers of 2 elements, b: 2, d: 4 f32).
+  __device__ static void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    if constexpr (std::is_same<TIn, bf16>::value) {
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    } else {
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+  }
+#endif
+
+  static KOKKOS_INLINE_FUNCTION uint16_t bits_of(const TIn& v) {
+    uint16_t b;
+    memcpy(&b, &v, 2);
+    return b;
+  }
+
+  // --- staging: one R x C tile of the staged layout (R rows of C elements) ------------------------
+  // Row r, column c of the staged tile is global element src + r * row_stride + c. `rows_left` and
+  // `cols_left` bound the valid part (elements past them are zero). `chunked`: rows 16-byte aligned
+  // and cols_left % 8 == 0 (or >= C), so whole 16-byte chunks are either valid or past the matrix.
+  template <int R, int C>
+  KOKKOS_INLINE_FUNCTION void stage_tile(uint16_t* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
+                                         int64_t rows_left, int64_t cols_left, bool chunked, int tid) const {
+#if defined(TILEKIT_SM80_DEVICE)
+    if (chunked) {
+      constexpr int kChunksPerRow = C / 8;
+      for (int q = tid; q < R * kChunksPerRow; q += kThreads) {
+        const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * 8;
+        const bool valid = r < rows_left && c < cols_left;
+        const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
+        cp_async16(dst + swizzled_offset<C>(r, c), from, valid ? 16 : 0);
+      }
+      return;
+    }
+#else
+    (void)chunked;
+#endif
+    for (int e = tid; e < R * C; e += kThreads) {  // consecutive threads along the contiguous columns
+      const int r = e / C, c = e % C;
+      dst[swizzled_offset<C>(r, c)] =
+          (r < rows_left && c < cols_left) ? bits_of(src[r * row_stride + c * col_stride]) : uint16_t(0);
+    }
+  }
+
+  // --- the K loop and the epilogue ----------------------------------------------------------------
+
+  template <bool A_K, bool B_N>
+  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
+#if defined(TILEKIT_SM80_DEVICE)
+    const int warp = tid / 32, lane = tid % 32;
+    const int wm = warp / kWarpsN, wn = warp % kWarpsN;
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.0f;
+
+    // Whole 16-byte chunks need unit stride along the contiguous dimension, 16-byte aligned rows and
+    // a contiguous extent of whole chunks.
+    const auto& a = p.a;
+    const auto& b = p.b;
+    const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
+    const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
+                           a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
+    const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
+                           b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
+    const int64_t ktiles = (p.K + BK - 1) / BK;
+
+    auto stage = [&](int64_t kt, int buf) {
+      uint16_t* As = smem + buf * kStageElems;
+      uint16_t* Bs = As + kAElems;
+      const int64_t k0 = kt * BK;
+      if constexpr (A_K)  // [BM][BK]: rows along M, columns along K
+        stage_tile<BM, BK>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked, tid);
+      else  // [BK][BM]
+        stage_tile<BK, BM>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked, tid);
+      if constexpr (B_N)  // [BK][BN]
+        stage_tile<BK, BN>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked, tid);
+      else  // [BN][BK]
+        stage_tile<BN, BK>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked, tid);
+    };
+
+    // Prologue: STAGES-1 steps in flight. Every thread commits one group per step, empty or not,
+    // so that wait_group<STAGES-2> always means "step kt has landed".
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) stage(s, s);
+      cp_async_commit();
+    }
+    int buf = 0;                  // stage buffer of step kt
+    int fill = STAGES - 1;        // stage buffer of step kt + STAGES - 1
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<STAGES - 2>();  // this thread's copies of step kt are in scratch
+      // Everyone's copies of step kt are in, and everyone is done with step kt-1, whose buffer
+      // the next line refills.
+      team.team_barrier();
+      if (kt + STAGES - 1 < ktiles) stage(kt + STAGES - 1, fill);
+      cp_async_commit();
+
+      const uint16_t* As = smem + buf * kStageElems;
+      const uint16_t* Bs = As + kAElems;
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16) {  // 16-deep slices of the staged step
+        unsigned fa[MI][4], fb[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int m = wm * WM + i * 16;
+          if constexpr (A_K)  // lanes 0-15: rows m..m+15 at k; lanes 16-31: the same rows at k + 8
+            ldmatrix_x4(fa[i], As + swizzled_offset<BK>(m + lane % 16, kk + (lane / 16) * 8));
+          else  // transposed 8x8 blocks: (k, m), (k, m+8), (k+8, m), (k+8, m+8)
+            ldmatrix_x4_trans(fa[i], As + swizzled_offset<BM>(kk + lane % 8 + (lane / 16) * 8, m + ((lane / 8) % 2) * 8));
+        }
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {  // two n8 blocks per ldmatrix.x4
+          const int n = wn * WN + j * 8;
+          unsigned r[4];
+          if constexpr (B_N)  // transposed 8x8 blocks: (k, n), (k+8, n), (k, n+8), (k+8, n+8)
+            ldmatrix_x4_trans(r, Bs + swizzled_offset<BN>(kk + lane % 8 + ((lane / 8) % 2) * 8, n + (lane / 16) * 8));
+          else  // blocks (n, k), (n, k+8), (n+8, k), (n+8, k+8)
+            ldmatrix_x4(r, Bs + swizzled_offset<BK>(n + lane % 8 + (lane / 16) * 8, kk + ((lane / 8) % 2) * 8));
+          fb[j][0] = r[0], fb[j][1] = r[1], fb[j + 1][0] = r[2], fb[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) mma_m16n8k16(acc[i][j], fa[i], fb[j][0], fb[j][1]);
+      }
+      buf = buf + 1 == STAGES ? 0 : buf + 1;
+      fill = fill + 1 == STAGES ? 0 : fill + 1;
+    }
+    cp_async_wait<0>();
+
+    // Epilogue from the registers: a lane holds rows g and g+8 (g = lane / 4) and columns 2t, 2t+1
+    // (t = lane % 4) of each m16n8 block.
+    const auto& c = p.c;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
+          const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
+          if (gi >= p.M || gj >= p.N) continue;
+          float x = p.alpha * acc[i][j][v];
+          TOut& out = c(gi, gj);
+          if (p.beta != 0.0f) x += p.beta * convert<float>(out);  // beta == 0: C is not read
+          if (p.bias) x += p.bias[gj];
+          out = convert<TOut>(activate(p.act, x));
+        }
+      }
+    }
+#else
+    (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
+#endif
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if constexpr (kSupported) {
+      int tile_m, tile_n;
+      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+      char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+      uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 127) & ~uintptr_t(127));
+      const int tid = team.team_rank() * vector_length + vector_lane();
+      // The staged layouts (and the ldmatrix forms) follow the operands' contiguous dimension.
+      const bool a_k = p.a.cs == 1;
+      const bool b_n = p.b.cs == 1;
+      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
+      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
+      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
+      else run<false, false>(team, smem, m0, n0, tid);
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace tilekit
