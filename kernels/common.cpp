@@ -40,6 +40,35 @@ std::size_t device_shared_memory_per_block() {
   return static_cast<std::size_t>(bytes);
 }
 
+namespace {
+#if defined(KOKKOS_ENABLE_CUDA)
+// 1 when the device ran this kernel's sm_90a code (wgmma available), 0 for any other machine code.
+int probe_sm90a_code() {
+  Kokkos::View<int, Kokkos::CudaSpace> flag("tilekit::sm90a_probe");
+  Kokkos::parallel_for(
+      "tilekit::sm90a_probe", Kokkos::RangePolicy<Kokkos::Cuda>(0, 1), KOKKOS_LAMBDA(int) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        flag() = 1;
+#else
+        flag() = 0;
+#endif
+      });
+  int h = 0;
+  Kokkos::deep_copy(h, flag);
+  return h;
+}
+#endif
+}  // namespace
+
+bool warpgroup_mma_available() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static const bool available = probe_sm90a_code() == 1;
+  return available;
+#else
+  return false;
+#endif
+}
+
 std::string check_team_scratch(std::size_t bytes, int level) {
   const std::size_t limit = team_scratch_limit(level);
   if (bytes <= limit) return {};

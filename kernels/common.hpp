@@ -25,6 +25,10 @@ std::size_t team_scratch_limit(int level);
 /// 0 on host backends.
 std::size_t device_shared_memory_per_block();
 
+/// True when Hopper warpgroup-MMA tiles can run: a CUDA build whose kernels carry sm_90a code, on a
+/// GPU that runs it (compute capability 9.0). Probed once with a one-thread kernel.
+bool warpgroup_mma_available();
+
 /// "" if `bytes` of level-`level` team scratch fit team_scratch_limit(level); else a message naming
 /// the request, the limit and (GPUs) the device's own per-block maximum.
 std::string check_team_scratch(std::size_t bytes, int level);

@@ -7,7 +7,7 @@
 namespace tilekit {
 
 std::string MatmulConfig::tile_name() const {
-  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}{}", bm, bn, bk, tm, tn, mma ? "_tc" : "");
+  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}{}", bm, bn, bk, tm, tn, wgmma ? "_wg" : mma ? "_tc" : "");
 }
 
 std::string MatmulConfig::name() const {
@@ -16,11 +16,11 @@ std::string MatmulConfig::name() const {
 
 bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& why) {
   static const std::regex re(
-      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc)?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
+      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg)?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
   std::smatch m;
   if (!std::regex_match(s, m, re)) {
     why = "malformed config name '" + s +
-          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc][_g<int>][_t<int>][_v<int>], "
+          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc|_wg][_g<int>][_t<int>][_v<int>], "
           "e.g. bm64_bn64_bk16_tm4_tn4_g8)";
     return false;
   }
@@ -31,6 +31,7 @@ bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& w
   c.tm = std::stoi(m[4]);
   c.tn = std::stoi(m[5]);
   c.mma = m[6].matched;
+  c.wgmma = m[6].matched && m[6].str() == "_wg";
   if (m[7].matched) c.group_m = std::stoi(m[7]);
   if (m[8].matched) c.team_size = std::stoi(m[8]);
   if (m[9].matched) c.vector_length = std::stoi(m[9]);

@@ -14,20 +14,22 @@ struct MatmulConfig {
   int tm = 0;             ///< rows of the register micro-tile of one thread (one warp with mma)
   int tn = 0;             ///< columns of the register micro-tile of one thread (one warp with mma)
   bool mma = false;       ///< tensor-core tile: each warp owns a tm x tn tile of 16x16x16 MMAs
+  bool wgmma = false;     ///< Hopper warpgroup-MMA tile (also mma): each warpgroup of 4 warps owns tm x tn
   int group_m = 8;        ///< tile-rows per group in the L2-friendly launch order (1 = row-major order)
   int team_size = 1;      ///< Kokkos team size (threads per team divided by vector_length)
   int vector_length = 1;  ///< Kokkos vector length
 
   /// e.g. "bm128_bn128_bk8_tm8_tn8_g8_t256_v1", "bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32"
   std::string name() const;
-  /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile)
+  /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile, "_wg" a
+  /// Hopper warpgroup-MMA tile)
   std::string tile_name() const;
-  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc][_g..][_t..][_v..]"; fields left out keep the values in `out`.
+  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg][_g..][_t..][_v..]"; fields left out keep the values in `out`.
   /// On failure returns false and says why.
   static bool parse(const std::string& s, MatmulConfig& out, std::string& why);
 
   bool same_tile(const MatmulConfig& o) const {
-    return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn && mma == o.mma;
+    return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn && mma == o.mma && wgmma == o.wgmma;
   }
   bool operator==(const MatmulConfig& o) const {
     return same_tile(o) && group_m == o.group_m && team_size == o.team_size &&

@@ -20,6 +20,7 @@
 
 #include "kernels/matmul.hpp"
 #include "kernels/matmul_mma_sm80.hpp"
+#include "kernels/matmul_wgmma_sm90.hpp"
 #include "kernels/matmul_team.hpp"
 #include "tuning/matmul_tiles.hpp"
 
@@ -385,11 +386,14 @@ struct BlockedMatmul {
   }
 };
 
-/// The kernel of a menu entry, chosen here and nowhere else: tensor-core tiles (CUDA menu only) run
-/// the sm_80+ mma.sync kernel (matmul_mma_sm80.hpp), every other tile the portable SIMT kernel above.
+/// The kernel of a menu entry, chosen here and nowhere else: warpgroup-MMA tiles run the sm_90a
+/// kernel (matmul_wgmma_sm90.hpp), other tensor-core tiles the sm_80+ mma.sync kernel
+/// (matmul_mma_sm80.hpp), both in the CUDA menu only; every other tile the portable SIMT kernel above.
 template <class ExecSpace, class Tile, class TIn, class TOut>
-using MatmulFunctor = std::conditional_t<Tile::mma, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
-                                         BlockedMatmul<ExecSpace, Tile, TIn, TOut>>;
+using MatmulFunctor =
+    std::conditional_t<Tile::wgmma, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
+                       std::conditional_t<Tile::mma, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
+                                          BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>;
 
 /// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.
 template <class F, class... Tiles>
@@ -498,6 +502,12 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                        "only (got {}); use a SIMT tile (allowed for {}: {})",
                        cfg.name(), cfg.tile_name(), dtype_name(TypeTraits<TIn>::dtype),
                        dtype_name(TypeTraits<TIn>::dtype), tuning::menu_names(TypeTraits<TIn>::dtype));
+  if (cfg.wgmma && !warpgroup_mma_available())
+    return fmt::format("config '{}': tile {} uses Hopper warpgroup-MMA instructions, which need a compute "
+                       "capability 9.0 GPU and a build with sm_90a code (the cuda preset; not cuda11); "
+                       "this GPU has {}.{}; use a _tc tile",
+                       cfg.name(), cfg.tile_name(), detail::device_compute_capability() / 10,
+                       detail::device_compute_capability() % 10);
   if (cfg.mma && detail::device_compute_capability() < 80)
     return fmt::format("config '{}': tile {} uses tensor-core instructions of compute capability 8.0 or "
                        "newer; this GPU has {}.{}",

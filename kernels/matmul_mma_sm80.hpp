@@ -77,6 +77,59 @@ KOKKOS_INLINE_FUNCTION constexpr int swizzled_offset(int r, int c) {
   return r * C + phys * 8 + (c & 7);
 }
 
+#if defined(TILEKIT_SM80_DEVICE)
+__device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+// 16 bytes global -> shared, L1 bypassed; src_bytes = 0 zero-fills (a chunk past the matrix).
+__device__ inline void cp_async16(void* smem, const void* gmem, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+}
+__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ inline void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+#endif
+
+KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const f16& v) { return v.bits; }
+KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const bf16& v) { return v.bits; }
+template <class T>
+KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const T&) { return 0; }  // other types never reach a tensor-core tile
+
+/// Stages one R x C tile (R rows of C elements, the columns along the operand's contiguous
+/// dimension) into scratch at dst[offset(r, c)]. Element (r, c) is src[r * row_stride + c *
+/// col_stride]; rows_left and cols_left bound the valid part, the rest is zero. `chunked` (unit
+/// column stride, 16-byte aligned rows, cols_left a multiple of 8 or >= C): whole 16-byte cp.async
+/// copies, those past the matrix zero-filled, completed by the caller's cp_async_wait; otherwise
+/// element by element with ordinary stores. THREADS threads of the team share the work.
+template <int R, int C, int THREADS, class TIn, class Offset>
+KOKKOS_INLINE_FUNCTION void stage_tile(uint16_t* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
+                                       int64_t rows_left, int64_t cols_left, bool chunked, int tid, Offset offset) {
+#if defined(TILEKIT_SM80_DEVICE)
+  if (chunked) {
+    constexpr int kChunksPerRow = C / 8;
+    for (int q = tid; q < R * kChunksPerRow; q += THREADS) {
+      const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * 8;
+      const bool valid = r < rows_left && c < cols_left;
+      const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
+      cp_async16(dst + offset(r, c), from, valid ? 16 : 0);
+    }
+    return;
+  }
+#else
+  (void)chunked;
+#endif
+  for (int e = tid; e < R * C; e += THREADS) {  // consecutive threads along the contiguous columns
+    const int r = e / C, c = e % C;
+    dst[offset(r, c)] = (r < rows_left && c < cols_left) ? storage_bits(src[r * row_stride + c * col_stride]) : uint16_t(0);
+  }
+}
+
+/// swizzled_offset<C> as a callable, for stage_tile.
+template <int C>
+struct SwizzledOffset {
+  KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return swizzled_offset<C>(r, c); }
+};
+
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm80MmaMatmul {
   using compute = float;
@@ -104,16 +157,6 @@ struct Sm80MmaMatmul {
   int vector_length;
 
 #if defined(TILEKIT_SM80_DEVICE)
-  __device__ static unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-  // 16 bytes global -> shared, L1 bypassed; src_bytes = 0 zero-fills (a chunk past the matrix).
-  __device__ static void cp_async16(void* smem, const void* gmem, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
-  }
-  __device__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-  template <int N>
-  __device__ static void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-  }
   __device__ static void ldmatrix_x4(unsigned (&r)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -141,40 +184,6 @@ struct Sm80MmaMatmul {
     }
   }
 #endif
-
-  static KOKKOS_INLINE_FUNCTION uint16_t bits_of(const TIn& v) {
-    uint16_t b;
-    memcpy(&b, &v, 2);
-    return b;
-  }
-
-  // --- staging: one R x C tile of the staged layout (R rows of C elements) ------------------------
-  // Row r, column c of the staged tile is global element src + r * row_stride + c. `rows_left` and
-  // `cols_left` bound the valid part (elements past them are zero). `chunked`: rows 16-byte aligned
-  // and cols_left % 8 == 0 (or >= C), so whole 16-byte chunks are either valid or past the matrix.
-  template <int R, int C>
-  KOKKOS_INLINE_FUNCTION void stage_tile(uint16_t* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
-                                         int64_t rows_left, int64_t cols_left, bool chunked, int tid) const {
-#if defined(TILEKIT_SM80_DEVICE)
-    if (chunked) {
-      constexpr int kChunksPerRow = C / 8;
-      for (int q = tid; q < R * kChunksPerRow; q += kThreads) {
-        const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * 8;
-        const bool valid = r < rows_left && c < cols_left;
-        const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
-        cp_async16(dst + swizzled_offset<C>(r, c), from, valid ? 16 : 0);
-      }
-      return;
-    }
-#else
-    (void)chunked;
-#endif
-    for (int e = tid; e < R * C; e += kThreads) {  // consecutive threads along the contiguous columns
-      const int r = e / C, c = e % C;
-      dst[swizzled_offset<C>(r, c)] =
-          (r < rows_left && c < cols_left) ? bits_of(src[r * row_stride + c * col_stride]) : uint16_t(0);
-    }
-  }
 
   // --- the K loop and the epilogue ----------------------------------------------------------------
 
@@ -208,13 +217,17 @@ struct Sm80MmaMatmul {
       uint16_t* Bs = As + kAElems;
       const int64_t k0 = kt * BK;
       if constexpr (A_K)  // [BM][BK]: rows along M, columns along K
-        stage_tile<BM, BK>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked, tid);
+        stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked, tid,
+                                    SwizzledOffset<BK>{});
       else  // [BK][BM]
-        stage_tile<BK, BM>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked, tid);
+        stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked, tid,
+                                    SwizzledOffset<BM>{});
       if constexpr (B_N)  // [BK][BN]
-        stage_tile<BK, BN>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked, tid);
+        stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked, tid,
+                                    SwizzledOffset<BN>{});
       else  // [BN][BK]
-        stage_tile<BN, BK>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked, tid);
+        stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked, tid,
+                                    SwizzledOffset<BK>{});
     };
 
     // Prologue: STAGES-1 steps in flight. Every thread commits one group per step, empty or not,

@@ -14,7 +14,7 @@
 # TILEKIT_BENCH_DTYPES (default f32,f64,f16), TILEKIT_BENCH_BUDGET_S (default 540).
 set -uo pipefail
 t0=$SECONDS
-bin=.carry/cuda
+bin=${TILEKIT_BENCH_BIN:-.carry/cuda}  # or build/cuda when the cuda preset was built on the GPU machine (scripts/gpu-build.sh)
 out=${OUT:-/tmp/tilekit-bench}
 mkdir -p "$out"
 shapes=${TILEKIT_BENCH_SHAPES:-128:4096:128,8192,9728x8192x65536@f16}
@@ -25,7 +25,7 @@ unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES  # passed as flags, so the JSON 
 warmup=2 min_reps=5 max_reps=100 rep_work=500
 
 [ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/bench-gpu-prepare.sh on the build machine and carry .carry/cuda)"; exit 1; }
-rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || echo unknown)
+rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "$bin/bench/gen/git_revision.cpp" 2>/dev/null || echo unknown)
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi -L

@@ -1,4 +1,5 @@
 // Per-backend default matmul configurations: one table. Later tuning sweeps rewrite its rows.
+#include "kernels/common.hpp"
 #include "tuning/matmul_tiles.hpp"
 
 #include <array>
@@ -15,8 +16,11 @@ struct DefaultRow {
 // Host: team_size 1 (each OpenMP thread is a team and owns whole C tiles; no intra-team barrier
 // traffic between cores); the 128x128 tile won most shapes of every type in the 2-core EPYC sweep
 // shipped in tuning/results (scripts/tune-cpu.sh), by 1.1-2x over 64x64. GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
-// CUDA f16/bf16: the tensor-core tile, 8 warps as 8 team members of 32 vector lanes each.
-constexpr const char* kCudaMmaDefault = "bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32";
+// CUDA f16/bf16: a tensor-core tile, its warps as team members of 32 vector lanes each: the
+// warpgroup-MMA tile where the GPU and the build allow it (Hopper, sm_90a), else the mma.sync tile
+// that was fastest at 8192^3 on the H100 (docs/perf-notes.md).
+constexpr const char* kCudaWgmmaDefault = "bm128_bn256_bk64_tm64_tn256_wg_g8_t8_v32";
+constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr std::array<DefaultRow, 4> kDefaults{{
     {"serial", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
     {"openmp", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
@@ -41,7 +45,8 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input) {
       const bool mma = backend == "cuda" && (input == DType::f16 || input == DType::bf16);
       MatmulConfig c;
       std::string why;
-      if (!MatmulConfig::parse(mma ? kCudaMmaDefault : row.config, c, why)) throw std::logic_error(why);
+      const char* name = !mma ? row.config : warpgroup_mma_available() ? kCudaWgmmaDefault : kCudaMmaDefault;
+      if (!MatmulConfig::parse(name, c, why)) throw std::logic_error(why);
       return c;
     }
   }

@@ -25,6 +25,7 @@ struct TileShape {
   static constexpr int TM = TM_;  ///< micro-tile rows (registers)
   static constexpr int TN = TN_;  ///< micro-tile columns (registers)
   static constexpr bool mma = false;
+  static constexpr bool wgmma = false;
   /// Number of TM x TN micro-tiles in a team tile; on GPUs, also the threads per team.
   static constexpr int micro_tiles = (BM / TM) * (BN / TN);
   /// Threads per team on GPUs (one per micro-tile); on host backends an upper bound of the team size.
@@ -50,6 +51,7 @@ struct MmaTileShape {
   static constexpr int STAGES = STAGES_;
   static constexpr int MIN_TEAMS = MIN_TEAMS_;
   static constexpr bool mma = true;
+  static constexpr bool wgmma = false;
   static constexpr int warps = (BM / TM) * (BN / TN);
   /// The team's threads: one warp per warp tile.
   static constexpr int threads = warps * 32;
@@ -60,6 +62,30 @@ struct MmaTileShape {
   static MatmulConfig config() {
     MatmulConfig c;
     c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true;
+    return c;
+  }
+};
+
+/// A Hopper warpgroup-MMA tile (sm_90a builds on compute capability 9.0; f16 and bf16 inputs): a
+/// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
+/// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
+template <int BM_, int BN_, int BK_, int STAGES_>
+struct WgmmaTileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int TM = 64;   ///< warpgroup tile rows
+  static constexpr int TN = BN_;  ///< warpgroup tile columns
+  static constexpr int STAGES = STAGES_;
+  static constexpr int MIN_TEAMS = 1;
+  static constexpr bool mma = true;
+  static constexpr bool wgmma = true;
+  static constexpr int warps = (BM / 64) * 4;
+  static constexpr int threads = warps * 32;
+  static constexpr int micro_tiles = threads;
+  static_assert(BM % 64 == 0 && BK == 64, "64-row warpgroups, K steps of one 128-byte swizzle row");
+
+  static MatmulConfig config() {
+    MatmulConfig c;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true; c.wgmma = true;
     return c;
   }
 };
@@ -75,18 +101,20 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
                                 TileShape<32, 32, 32, 2, 2>>;   // small problems: fill the SMs
 
 /// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles), run by
-/// the sm_80+ mma.sync kernel (kernels/matmul_mma_sm80.hpp). The large tiles stage 4 K steps of 32
-/// (64-96 KB of scratch): above the 40 KB unpatched Kokkos 3.4 allows, within the opt-in maximum the
-/// project's Kokkos patch opens (227 KB per block on the H100). The 128x128x16 and 128x64x32 tiles
-/// fit in 40 KB (3 and 2 stages), for Kokkos builds without that patch.
+/// the sm_80+ mma.sync kernel (kernels/matmul_mma_sm80.hpp). 128x128x32 stages 4 K steps (64 KB of
+/// scratch): above the 40 KB unpatched Kokkos 3.4 allows, within the opt-in maximum the project's
+/// Kokkos patch opens (227 KB per block on the H100); the 128x128x16 and 64x64 tiles fit in 40 KB.
+/// Every entry costs compile time (4 layout variants x 4 type pairs x 2 architectures): 128x256,
+/// 256x128 (64x64 warps) and 128x64 mma.sync tiles lost to these at 4096^3 and 8192^3 and were
+/// dropped (docs/perf-notes.md). The warpgroup-MMA tiles
+/// (kernels/matmul_wgmma_sm90.hpp) run only where the build has sm_90a code and the GPU is a
+/// Hopper (warpgroup_mma_available()).
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
-                                 MmaTileShape<128, 256, 32, 64, 64, 4, 1>,  // 8 warps, 2 x 4, 96 KB
-                                 MmaTileShape<256, 128, 32, 64, 64, 4, 1>,  // 8 warps, 4 x 2, 96 KB
                                  MmaTileShape<128, 128, 32, 64, 64, 4, 1>,  // 4 warps, 2 x 2, 64 KB
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
-                                 MmaTileShape<128, 64, 32, 64, 32, 2, 2>,   // 4 warps, 2 x 2, 24 KB
-                                 MmaTileShape<64, 64, 32, 32, 32, 3, 2>>;   // 4 warps, 2 x 2, 24 KB
+                                 MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
+                                 WgmmaTileShape<128, 256, 64, 4>>;          // 2 warpgroups, 193 KB (sm_90a)
 
 /// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
 /// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises

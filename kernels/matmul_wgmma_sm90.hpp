@@ -1,0 +1,226 @@
+// tilekit blocked matmul, Hopper warpgroup-MMA path (sm_90a: H100, H200): f16 and bf16 inputs, f32
+// accumulation, `wgmma.mma_async` reading both operands straight from 128-byte-swizzled team
+// scratch, fed by a STAGES-deep cp.async pipeline. Same TeamPolicy structure as the other kernels:
+// one team per BM x BN tile of C in grouped order, A and B staged in level-0 team scratch, every
+// edge masked, the same fused epilogue.
+//
+//   league    : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
+//   kt        : K in steps of BK = 64 (one 128-byte swizzle row of 2-byte elements); STAGES-2
+//               steps in flight (cp.async) while the warpgroups multiply step kt, and the
+//               warpgroup MMAs of step kt-1 may still run (one barrier per step)
+//   warpgroup : 4 warps (128 threads) own 64 rows x BN columns of C; BM / 64 warpgroups per team
+//   k16       : BK in 16-deep slices, one wgmma.m64nBNk16 each (asynchronous; committed per step)
+//
+// Scratch layouts are the canonical 128-byte-swizzled wgmma layouts, in 1024-byte atoms of 8 rows x
+// 64 elements with the 16-byte chunks of row r XOR-ed with r % 8 (swizzled_offset<64>):
+//   operand contiguous along K (K-major): [rows][64 k]; a k16 slice starts 32 bytes further
+//     (stride between 8-row groups, SBO, 1024 bytes);
+//   contiguous along M or N (MN-major, wgmma's transpose bit): [MN / 64 blocks][64 k][64 mn]; a
+//     k16 slice starts 16 rows (2048 bytes) further (SBO 1024 bytes between 8-k-row groups, LBO
+//     64 x 128 bytes between 64-wide blocks along MN).
+// cp.async writes scratch through the generic proxy and wgmma reads it through the async proxy, so
+// each thread fences (fence.proxy.async) its landed copies before the step's barrier.
+//
+// The epilogue works from the accumulator registers (the m16n8 layout of mma.sync per warp and n8
+// block): alpha, beta (C read only when beta != 0), bias, activation, conversion, masked store.
+#pragma once
+
+#include "kernels/matmul_mma_sm80.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+// wgmma exists only in the sm_90a device pass (architecture-specific features of 9.0).
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TILEKIT_SM90A_DEVICE 1
+#endif
+
+namespace tilekit {
+namespace detail {
+
+#if defined(TILEKIT_SM90A_DEVICE)
+#include "kernels/matmul_wgmma_calls.inc"
+
+/// A wgmma shared-memory matrix descriptor with 128-byte swizzling: start address, leading and
+/// stride byte offsets (all in 16-byte units), swizzle mode 1 (128 B) in bits 62-63.
+__device__ inline uint64_t wgmma_descriptor(const void* smem, int leading_bytes, int stride_bytes) {
+  const uint64_t addr = smem_addr(smem);
+  return ((addr & 0x3FFFF) >> 4) | (uint64_t((leading_bytes >> 4) & 0x3FFF) << 16) |
+         (uint64_t((stride_bytes >> 4) & 0x3FFF) << 32) | (uint64_t(1) << 62);
+}
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ inline void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pins a register the asynchronous MMAs accumulate into: the compiler must not move or redefine it
+// while they are in flight (else ptxas serialises the wgmma pipeline, warning C7515).
+__device__ inline void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ inline void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif
+
+/// Offset of element (r, c) in a wgmma staging layout whose rows hold C elements along the
+/// contiguous dimension: 64-wide blocks of [R rows][64] (C == 64 is a single block), each in
+/// 1024-byte swizzle atoms.
+template <int R, int C>
+struct WgmmaOffset {
+  static_assert(C % 64 == 0, "wgmma staging rows are whole 128-byte swizzle rows");
+  KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const {
+    return (c >> 6) * (R * 64) + swizzled_offset<64>(r, c & 63);
+  }
+};
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct Sm90WgmmaMatmul {
+  using compute = float;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, 1>>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
+  static constexpr int STAGES = Tile::STAGES;
+  static constexpr int kThreads = Tile::threads;
+  static constexpr int kScratchLevel = 0;
+  static constexpr bool kSupported = mma_input_supported<TIn>();
+  static constexpr int kAElems = BM * BK, kBElems = BK * BN;
+  static constexpr int kStageElems = kAElems + kBElems;
+  static_assert(BK == 64 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 3,
+                "wgmma tiles: BK = 64 (one swizzle row), 64-row warpgroups, N = 128 or 256, >= 3 stages");
+  static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(STAGES) * kStageElems * 2 + 1024;  // +1024: the base is aligned up to an atom
+  }
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+
+  template <bool A_K, bool B_N>
+  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
+#if defined(TILEKIT_SM90A_DEVICE)
+    const int wg = tid / 128, lane = tid % 32, warp_in_wg = (tid % 128) / 32;
+    float acc[BN / 2];
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+
+    const auto& a = p.a;
+    const auto& b = p.b;
+    const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
+    const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
+                           a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
+    const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
+                           b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
+    const int64_t ktiles = (p.K + BK - 1) / BK;
+
+    auto stage = [&](int64_t kt, int buf) {
+      uint16_t* As = smem + buf * kStageElems;
+      uint16_t* Bs = As + kAElems;
+      const int64_t k0 = kt * BK;
+      if constexpr (A_K)  // [BM][64 k]
+        stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked,
+                                     tid, WgmmaOffset<BM, BK>{});
+      else  // [BM / 64][64 k][64 m]
+        stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked,
+                                     tid, WgmmaOffset<BK, BM>{});
+      if constexpr (B_N)  // [BN / 64][64 k][64 n]
+        stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked,
+                                     tid, WgmmaOffset<BK, BN>{});
+      else  // [BN][64 k]
+        stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked,
+                                     tid, WgmmaOffset<BN, BK>{});
+    };
+
+    // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
+    constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
+    constexpr int kLead = STAGES - 2;  // steps staged ahead of the one being multiplied
+#pragma unroll
+    for (int s = 0; s < kLead; ++s) {
+      if (s < ktiles) stage(s, s);
+      cp_async_commit();
+    }
+    int buf = 0;      // stage buffer of step kt
+    int fill = kLead;  // stage buffer of step kt + kLead (that of step kt - 2, whose MMAs are done)
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<kLead - 1>();  // this thread's copies of step kt are in scratch
+      fence_proxy_async_shared();  // ... and visible to the async proxy (wgmma)
+      // Everyone's copies of step kt are in; every warpgroup has finished the MMAs of step kt - 2
+      // (wgmma_wait<1> below), whose buffer the next line refills.
+      team.team_barrier();
+      if (kt + kLead < ktiles) stage(kt + kLead, fill);
+      cp_async_commit();
+
+      // This warpgroup's 64 rows of A: rows wg*64.. of [BM][64] (K-major), or block wg of
+      // [BM / 64][64][64] (M-major): the same offset.
+      const uint16_t* As = smem + buf * kStageElems + wg * 64 * BK;
+      const uint16_t* Bs = smem + buf * kStageElems + kAElems;
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        // K-major: a k16 slice is 16 elements (32 bytes) along the swizzled row; MN-major: 16 rows.
+        const uint64_t da = A_K ? wgmma_descriptor(As + ks * 16, 16, kSBO)
+                                : wgmma_descriptor(As + ks * 16 * 64, kLBO_MN, kSBO);
+        const uint64_t db = B_N ? wgmma_descriptor(Bs + ks * 16 * 64, kLBO_MN, kSBO)
+                                : wgmma_descriptor(Bs + ks * 16, 16, kSBO);
+        wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // the MMAs of step kt - 1 are done (those of step kt may still run)
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      buf = buf + 1 == STAGES ? 0 : buf + 1;
+      fill = fill + 1 == STAGES ? 0 : fill + 1;
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+    cp_async_wait<0>();
+
+    // Epilogue: warp w of the warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns
+    // 8j + 2t, 8j + 2t + 1 (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3].
+    const auto& c = p.c;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int64_t gi = m0 + wg * 64 + warp_in_wg * 16 + g + (v / 2) * 8;
+        const int64_t gj = n0 + j * 8 + t * 2 + v % 2;
+        if (gi >= p.M || gj >= p.N) continue;
+        float x = p.alpha * acc[j * 4 + v];
+        TOut& out = c(gi, gj);
+        if (p.beta != 0.0f) x += p.beta * convert<float>(out);  // beta == 0: C is not read
+        if (p.bias) x += p.bias[gj];
+        out = convert<TOut>(activate(p.act, x));
+      }
+    }
+#else
+    (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
+#endif
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if constexpr (kSupported) {
+      int tile_m, tile_n;
+      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+      char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+      uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+      const int tid = team.team_rank() * vector_length + vector_lane();
+      const bool a_k = p.a.cs == 1;
+      const bool b_n = p.b.cs == 1;
+      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
+      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
+      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
+      else run<false, false>(team, smem, m0, n0, tid);
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace tilekit
