@@ -5,6 +5,7 @@
 #include "kernels/fill.hpp"
 #include "kernels/matmul_check.hpp"
 #include "tuning/cache.hpp"
+#include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -28,7 +29,7 @@ using Matrix = Kokkos::View<float**, Layout>;
 
 template <class Layout>
 Matrix<Layout> random_matrix(const char* name, int64_t rows, int64_t cols, uint64_t seed) {
-  Matrix<Layout> m(name, rows, cols);
+  Matrix<Layout> m(std::string(name), rows, cols);
   fill_random(m.data(), static_cast<int64_t>(m.span()), seed);
   return m;
 }
@@ -264,6 +265,17 @@ void record_kernel(const char* name, const uint32_t, uint64_t* id) {
 }
 void end_kernel(uint64_t) {}
 
+/// Kokkos Tools' begin/end callbacks of parallel_for, parallel_reduce and parallel_scan (null: off).
+void set_kernel_callbacks(void (*begin)(const char*, const uint32_t, uint64_t*), void (*end)(uint64_t)) {
+  namespace KTE = Kokkos::Tools::Experimental;
+  KTE::set_begin_parallel_for_callback(begin);
+  KTE::set_begin_parallel_reduce_callback(begin);
+  KTE::set_begin_parallel_scan_callback(begin);
+  KTE::set_end_parallel_for_callback(end);
+  KTE::set_end_parallel_reduce_callback(end);
+  KTE::set_end_parallel_scan_callback(end);
+}
+
 TEST(KokkosTools, EveryLibraryKernelHasATilekitLabel) {
   const auto A = random_matrix<Kokkos::LayoutRight>("A", 30, 20, 32);
   const auto B = random_matrix<Kokkos::LayoutLeft>("B", 20, 25, 33);
@@ -274,13 +286,7 @@ TEST(KokkosTools, EveryLibraryKernelHasATilekitLabel) {
   Kokkos::fence();
 
   std::vector<std::string> names;
-  namespace KTE = Kokkos::Tools::Experimental;
-  KTE::set_begin_parallel_for_callback(record_kernel);
-  KTE::set_begin_parallel_reduce_callback(record_kernel);
-  KTE::set_begin_parallel_scan_callback(record_kernel);
-  KTE::set_end_parallel_for_callback(end_kernel);
-  KTE::set_end_parallel_reduce_callback(end_kernel);
-  KTE::set_end_parallel_scan_callback(end_kernel);
+  set_kernel_callbacks(record_kernel, end_kernel);
   g_kernels = &names;  // only library calls inside the window
   GemmOptions<float> opt;
   opt.bias = bias;
@@ -295,12 +301,7 @@ TEST(KokkosTools, EveryLibraryKernelHasATilekitLabel) {
   apply(ops::Silu{}, make_inputs(A), D);
   Kokkos::fence();
   g_kernels = nullptr;
-  KTE::set_begin_parallel_for_callback(nullptr);
-  KTE::set_begin_parallel_reduce_callback(nullptr);
-  KTE::set_begin_parallel_scan_callback(nullptr);
-  KTE::set_end_parallel_for_callback(nullptr);
-  KTE::set_end_parallel_reduce_callback(nullptr);
-  KTE::set_end_parallel_scan_callback(nullptr);
+  set_kernel_callbacks(nullptr, nullptr);
 
   EXPECT_GE(names.size(), 6u);
   for (const auto& n : names) EXPECT_EQ(n.rfind("tilekit::", 0), 0u) << "unlabelled kernel: " << n;
