@@ -288,29 +288,14 @@ struct ElementwiseProblem {
 template <class Op, class T, int NIn>
 std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg);
 
-/// Launches without checking (call check_elementwise first, or use apply()). Asynchronous, like any
-/// Kokkos parallel_for: fence before reading the output on the host.
+/// Launches on `space` without checking (call check_elementwise first, or use apply()). Asynchronous,
+/// like any Kokkos parallel_for: fence before reading the output on the host.
 template <class Op, class T, int NIn>
-void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg);
+void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg,
+                        const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace());
 
 /// The variant and config a launch with cfg runs on this backend (resolves automatic).
 ElementwiseConfig resolve_elementwise_config(const ElementwiseConfig& cfg, DType t);
-
-/// Generic N-ary apply over strided matrices: checks, then launches; throws InvalidArgument.
-/// Shipped ops are instantiated in the library; for your own functor (a static `arity`, a static
-/// `name` and a KOKKOS_INLINE_FUNCTION call operator in the compute type) include
-/// kernels/elementwise_impl.hpp in one translation unit.
-template <class Op, class T, std::size_t NIn>
-void apply(const Op& op, const std::array<StridedMatrix<const T>, NIn>& inputs, const StridedMatrix<T>& out,
-           const ElementwiseConfig& cfg) {
-  static_assert(int(NIn) == Op::arity, "tilekit::apply: the number of inputs must be the op's arity");
-  ElementwiseProblem<T, int(NIn)> p;
-  for (std::size_t k = 0; k < NIn; ++k) p.in[k] = inputs[k];
-  p.out = out;
-  const std::string why = check_elementwise(op, p, cfg);
-  if (!why.empty()) throw InvalidArgument(why);
-  launch_elementwise(op, p, cfg);
-}
 
 /// Rank-2 views (any layout, the same element type) as the inputs of apply().
 template <class V0, class... V>
@@ -325,14 +310,41 @@ auto make_inputs(const V0& v0, const V&... v) {
   return std::array<StridedMatrix<const T>, 1 + sizeof...(V)>{as_const(v0), as_const(v)...};
 }
 
-/// apply() with a rank-2 view as the output.
-template <class Op, class T, std::size_t NIn, class OutView,
-          std::enable_if_t<Kokkos::is_view<OutView>::value, int> = 0>
-void apply(const Op& op, const std::array<StridedMatrix<const T>, NIn>& inputs, const OutView& out,
+/// The output of apply(): a strided matrix as it is, a rank-2 view (any layout) over its memory.
+template <class T>
+StridedMatrix<T> as_output(const StridedMatrix<T>& out) {
+  return out;
+}
+template <class OutView, std::enable_if_t<Kokkos::is_view<OutView>::value, int> = 0>
+StridedMatrix<typename OutView::value_type> as_output(const OutView& out) {
+  return as_matrix(out);
+}
+
+/// Generic N-ary apply, on the `space` instance: checks, then launches; throws InvalidArgument.
+/// Inputs from make_inputs(); the output a rank-2 view (any layout) or a StridedMatrix. An automatic
+/// cfg runs the backend's default (tilekit.hpp's apply without a config also looks up tuned
+/// configs). Shipped ops are instantiated in the library; for your own functor (a static `arity`, a
+/// static `name` and a KOKKOS_INLINE_FUNCTION call operator in the compute type) include
+/// kernels/elementwise_impl.hpp in one translation unit.
+template <class Op, class T, std::size_t NIn, class Out>
+void apply(const Kokkos::DefaultExecutionSpace& space, const Op& op,
+           const std::array<StridedMatrix<const T>, NIn>& inputs, const Out& out, const ElementwiseConfig& cfg) {
+  static_assert(int(NIn) == Op::arity, "tilekit::apply: the number of inputs must be the op's arity");
+  static_assert(std::is_same<decltype(as_output(out)), StridedMatrix<T>>::value,
+                "tilekit::apply: the output must be non-const and of the inputs' type");
+  ElementwiseProblem<T, int(NIn)> p;
+  for (std::size_t k = 0; k < NIn; ++k) p.in[k] = inputs[k];
+  p.out = as_output(out);
+  const std::string why = check_elementwise(op, p, cfg);
+  if (!why.empty()) throw InvalidArgument(why);
+  launch_elementwise(op, p, cfg, space);
+}
+
+/// apply() on the default execution space instance.
+template <class Op, class T, std::size_t NIn, class Out>
+void apply(const Op& op, const std::array<StridedMatrix<const T>, NIn>& inputs, const Out& out,
            const ElementwiseConfig& cfg) {
-  static_assert(std::is_same<typename OutView::value_type, T>::value,
-                "tilekit::apply: the output must be a non-const view of the inputs' type");
-  apply(op, inputs, as_matrix(out), cfg);
+  apply(Kokkos::DefaultExecutionSpace(), op, inputs, out, cfg);
 }
 
 /// A shipped op chosen at run time. Beyond check_elementwise: the number of inputs must be the op's
@@ -363,7 +375,8 @@ void apply_op(OpKind op, const OpScalars& s, const std::vector<StridedMatrix<con
   EXTERN template std::string tilekit::check_elementwise<OP, T, NIN>(                                \
       const OP&, const tilekit::ElementwiseProblem<T, NIN>&, const tilekit::ElementwiseConfig&);      \
   EXTERN template void tilekit::launch_elementwise<OP, T, NIN>(                                      \
-      const OP&, const tilekit::ElementwiseProblem<T, NIN>&, const tilekit::ElementwiseConfig&);
+      const OP&, const tilekit::ElementwiseProblem<T, NIN>&, const tilekit::ElementwiseConfig&,       \
+      const Kokkos::DefaultExecutionSpace&);
 
 /// Every shipped op for one type (silu for floating-point types only) and the run-time dispatch.
 #define TILEKIT_ELEMENTWISE_ENTRIES(EXTERN, T, SILU)                                                  \

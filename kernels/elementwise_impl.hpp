@@ -426,7 +426,8 @@ std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p,
 }
 
 template <class Op, class T, int NIn>
-void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg_in) {
+void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg_in,
+                        const Kokkos::DefaultExecutionSpace& space) {
   using ES = Kokkos::DefaultExecutionSpace;
   constexpr int VB = tuning::kElementwiseVectorBytes;
   using Body = detail::ElementwiseBody<Op, T, NIn, VB>;
@@ -447,13 +448,13 @@ void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const
 
   switch (cfg.variant) {
     case ElementwiseVariant::naive: {
-      Kokkos::parallel_for(label, Kokkos::RangePolicy<ES, detail::Index>(0, b.M * b.N),
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<ES, detail::Index>(space, 0, b.M * b.N),
                            detail::NaiveKernel<Body>{b});
       break;
     }
     case ElementwiseVariant::vectorized: {
       const int64_t nv = (b.N + Body::W - 1) / Body::W;
-      Kokkos::parallel_for(label, Kokkos::RangePolicy<ES, detail::Index>(0, b.M * nv),
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<ES, detail::Index>(space, 0, b.M * nv),
                            detail::VectorizedKernel<Body>{b, nv});
       break;
     }
@@ -470,7 +471,7 @@ void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const
       f.tiles_n = (b.N + f.tile_cols - 1) / f.tile_cols;
       f.remap = cfg.remap_teams;
       // (check_elementwise keeps the tile count within int, the league size Kokkos takes)
-      typename detail::TiledKernel<ES, Body>::policy_type policy(static_cast<int>(f.tiles_m * f.tiles_n),
+      typename detail::TiledKernel<ES, Body>::policy_type policy(space, static_cast<int>(f.tiles_m * f.tiles_n),
                                                                  cfg.team_size, 1);
       Kokkos::parallel_for(label, policy, f);
       break;

@@ -5,7 +5,10 @@
 // Types (input -> accumulation -> output): f64->f64->f64, f32->f32->f32, f16->f32->{f16,f32},
 // bf16->f32->{bf16,f32}, i8->i32->i32. Any layout or stride: every operand is read through a
 // (row stride, column stride) pair, so LayoutLeft, LayoutRight, LayoutStride and transposes share
-// one kernel. Everything runs on Kokkos::DefaultExecutionSpace (one backend per build).
+// one kernel. Everything runs on Kokkos::DefaultExecutionSpace (one backend per build), on the
+// instance given (default: the space's default instance).
+//
+// The library API with automatic configs (tilekit::gemm) is include/tilekit.hpp.
 //
 // Public entry points check shapes, strides, types and the config and throw InvalidArgument with a
 // message naming the bad value and what is allowed; the kernels assume valid input.
@@ -78,16 +81,18 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
 template <class TIn, class TOut>
 std::size_t matmul_scratch_bytes(const MatmulConfig& cfg);
 
-/// Launches without checking (call check_matmul first, or use matmul()).
+/// Launches on `space` without checking (call check_matmul first, or use matmul()). Asynchronous.
 template <class TIn, class TOut>
-void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);
+void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
+                   const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace());
 
-/// Checks, then launches; throws InvalidArgument on invalid input.
+/// Checks, then launches on `space`; throws InvalidArgument on invalid input.
 template <class TIn, class TOut>
-void run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+void run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
+                const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace()) {
   const std::string why = check_matmul(p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
-  launch_matmul(p, cfg);
+  launch_matmul(p, cfg, space);
 }
 
 /// A rank-2 Kokkos view as a strided matrix, transposed when op == T.
@@ -97,13 +102,13 @@ auto as_strided(const View& v, Op op = Op::N) {
   return op == Op::T ? m.transposed() : m;
 }
 
-/// View-based entry point: C = alpha op(A) op(B) + beta C, then bias (may be an empty view) and
-/// activation. Views of any layout in the default execution space's memory.
+/// The problem C = alpha op(A) op(B) + beta C, then bias (may be an empty view) and activation, over
+/// rank-2 views of any layout; throws InvalidArgument when the bias is not one value per column of C.
 template <class AV, class BV, class CV, class BiasView>
-void matmul(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
-            const AV& A, const BV& B,
-            typename TypeTraits<typename AV::non_const_value_type>::compute beta, const CV& C,
-            const MatmulConfig& cfg, Activation act, const BiasView& bias) {
+auto matmul_problem(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
+                    const AV& A, const BV& B,
+                    typename TypeTraits<typename AV::non_const_value_type>::compute beta, const CV& C,
+                    Activation act, const BiasView& bias) {
   using TIn = typename AV::non_const_value_type;
   using TOut = typename CV::non_const_value_type;
   static_assert(std::is_same<TIn, typename BV::non_const_value_type>::value,
@@ -126,7 +131,17 @@ void matmul(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_typ
                             " values; it needs one per column of C (" + std::to_string(p.N) + ")");
     p.bias = bias.data();
   }
-  run_matmul(p, cfg);
+  return p;
+}
+
+/// View-based entry point with an explicit config: C = alpha op(A) op(B) + beta C, then bias (may
+/// be an empty view) and activation. Views of any layout in the default execution space's memory.
+template <class AV, class BV, class CV, class BiasView>
+void matmul(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
+            const AV& A, const BV& B,
+            typename TypeTraits<typename AV::non_const_value_type>::compute beta, const CV& C,
+            const MatmulConfig& cfg, Activation act, const BiasView& bias) {
+  run_matmul(matmul_problem(opa, opb, alpha, A, B, beta, C, act, bias), cfg);
 }
 
 template <class AV, class BV, class CV>

@@ -556,7 +556,8 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
 }
 
 template <class TIn, class TOut>
-void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
+                   const Kokkos::DefaultExecutionSpace& space) {
   using ES = Kokkos::DefaultExecutionSpace;
   if (p.M == 0 || p.N == 0) return;  // nothing to write
   detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
@@ -564,7 +565,7 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
     const int league = f.tiles_m * f.tiles_n;
-    typename F::policy_type policy(league, cfg.team_size, cfg.vector_length);
+    typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
     policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
     Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
                                      dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name()),
@@ -579,5 +580,6 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
   template std::string tilekit::check_matmul<TIN, TOUT>(const tilekit::MatmulProblem<TIN, TOUT>&,  \
                                                          const tilekit::MatmulConfig&);            \
   template void tilekit::launch_matmul<TIN, TOUT>(const tilekit::MatmulProblem<TIN, TOUT>&,        \
-                                                  const tilekit::MatmulConfig&);                   \
+                                                  const tilekit::MatmulConfig&,                    \
+                                                  const Kokkos::DefaultExecutionSpace&);           \
   template std::size_t tilekit::matmul_scratch_bytes<TIN, TOUT>(const tilekit::MatmulConfig&);

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -175,6 +176,33 @@ std::string TuningCache::default_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "tilekit" / "tuning").string();
   const char* home = std::getenv("HOME");
   return (fs::path(home && *home ? home : "/tmp") / ".cache" / "tilekit" / "tuning").string();
+}
+
+namespace {
+// The *.json files of dir, sorted by name; empty when dir is not a directory.
+std::vector<std::pair<std::string, std::string>> json_files_in(const fs::path& dir) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    if (f.path().extension() != ".json") continue;
+    bool exists = false;
+    std::string text = read_file(f.path().string(), exists);
+    if (exists) out.emplace_back(f.path().filename().string(), std::move(text));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> shipped_results(const std::string& dir) {
+  auto files = json_files_in(dir);
+  if (files.empty()) {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) files = json_files_in(exe.parent_path().parent_path() / "share" / "tilekit" / "tuning");
+  }
+  return files.empty() ? builtin_shipped_results() : files;
 }
 
 void TuningCache::load() {

@@ -193,8 +193,9 @@ ElementwiseTuneResult tune_elementwise(const ElementwiseTuneRequest& req, Tuning
 }
 
 ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64_t N, std::string& source,
-                                            std::string& why, const std::string& cache_dir) {
-  const TuningCache tuned = load_tuned(cache_dir);
+                                            std::string& why, const std::string& cache_dir,
+                                            const std::string& shipped_dir) {
+  const TuningCache tuned = load_tuned(cache_dir, nullptr, shipped_dir);
   const TuneKey key = elementwise_key(op, t, M, N);
   for (const auto& [label, found] : {std::make_pair("exact", tuned.find_exact(key)),
                                      std::make_pair("nearest", tuned.find_nearest(key))}) {

@@ -66,7 +66,8 @@ ElementwiseTuneResult tune_elementwise(const ElementwiseTuneRequest& req, Tuning
 /// `--variant auto`: the tuned config for the exact shape, else the nearest tuned shape of the same
 /// op and type, else the backend's default. `source` is "exact", "nearest" or "default".
 ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64_t N, std::string& source,
-                                            std::string& why, const std::string& cache_dir = "");
+                                            std::string& why, const std::string& cache_dir = "",
+                                            const std::string& shipped_dir = "");
 
 }  // namespace tuning
 }  // namespace tilekit

@@ -266,12 +266,13 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
   return res;
 }
 
-TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings) {
+TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings,
+                       const std::string& shipped_dir) {
   TuningCache user = TuningCache::for_current_device(cache_dir.empty() ? TuningCache::default_dir() : cache_dir);
   user.load();
   // Shipped results first, then the user's entries, which replace shipped ones with the same key.
   TuningCache out(user.path(), user.identity());
-  for (const auto& [name, text] : shipped_results()) {
+  for (const auto& [name, text] : shipped_results(shipped_dir)) {
     TuningCache shipped(name, user.identity());
     if (shipped.load_text(text, name))
       for (const auto& e : shipped.entries()) out.add_in_memory(e);
@@ -283,10 +284,10 @@ TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* w
 
 ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
-                                     const std::string& cache_dir) {
+                                     const std::string& cache_dir, const std::string& shipped_dir) {
   ResolvedConfig r;
   std::vector<std::string> warnings;
-  const TuningCache tuned = load_tuned(cache_dir, &warnings);
+  const TuningCache tuned = load_tuned(cache_dir, &warnings, shipped_dir);
   std::string skipped;
   for (const auto& w : warnings) skipped += w + "; ";
   auto usable = [&](const std::optional<TuneEntry>& e, MatmulConfig& cfg) {

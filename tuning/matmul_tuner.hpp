@@ -96,14 +96,16 @@ struct ResolvedConfig {
 
 /// `--config auto`: the tuned config of the exact shape, else of the nearest tuned shape of the same
 /// types/layouts/epilogue, else the backend default. Tuned entries come from the user's cache
-/// (TuningCache::default_dir() or `cache_dir`) and then the results shipped with tilekit; an entry
-/// whose config `valid` rejects (returns a reason) is skipped and the reason kept in `why`.
+/// (TuningCache::default_dir() or `cache_dir`) and then the results shipped with tilekit
+/// (shipped_results(shipped_dir)); an entry whose config `valid` rejects (returns a reason) is
+/// skipped and the reason kept in `why`.
 ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
-                                     const std::string& cache_dir = "");
+                                     const std::string& cache_dir = "", const std::string& shipped_dir = "");
 
 /// Loads the user's cache for this device merged with the shipped results (user entries win).
-TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings = nullptr);
+TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings = nullptr,
+                       const std::string& shipped_dir = "");
 
 }  // namespace tuning
 }  // namespace tilekit

@@ -1,0 +1,310 @@
+// The library API (include/tilekit.hpp): tilekit::gemm and the automatic tilekit::apply, as a Kokkos
+// application calls them, checked against the reference; and the kernel names profilers see.
+#include "tilekit.hpp"
+
+#include "kernels/fill.hpp"
+#include "kernels/matmul_check.hpp"
+#include "tuning/cache.hpp"
+#include "tuning/matmul_tiles.hpp"
+#include "tuning/matmul_tuner.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace tilekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+using ES = Kokkos::DefaultExecutionSpace;
+
+template <class Layout>
+using Matrix = Kokkos::View<float**, Layout>;
+
+template <class Layout>
+Matrix<Layout> random_matrix(const char* name, int64_t rows, int64_t cols, uint64_t seed) {
+  Matrix<Layout> m(std::string(name), rows, cols);
+  fill_random(m.data(), static_cast<int64_t>(m.span()), seed);
+  return m;
+}
+
+Op op_of(const char* t) { return t[0] == 'N' || t[0] == 'n' ? Op::N : Op::T; }
+
+StridedMatrix<const float> as_const(const StridedMatrix<float>& m) { return {m.data, m.rows, m.cols, m.rs, m.cs}; }
+
+/// Runs tilekit::gemm (on `space`) and returns its relative error against the naive reference of
+/// the same problem, computed from C as it was before.
+template <class AV, class BV, class CV>
+double gemm_error(const ES& space, const char* ta, const char* tb, float alpha, const AV& A, const BV& B, float beta,
+                  const CV& C, const GemmOptions<float>& opt = {}) {
+  const auto p = matmul_problem(op_of(ta), op_of(tb), alpha, A, B, beta, C, opt.activation, opt.bias);
+  const auto before = copy_matrix(as_const(p.c));
+  gemm(space, ta, tb, alpha, A, B, beta, C, opt);
+  space.fence();
+  const RefMatrix ref = reference_naive(p, as_const(as_matrix(before)));
+  return relative_error(as_const(p.c), ref);
+}
+
+const double kTol = matmul_tolerance(DType::f32, DType::f32, 64);
+
+template <class LA, class LB, class LC>
+void check_layouts() {
+  const int64_t M = 37, N = 29, K = 23;
+  const auto A = random_matrix<LA>("A", M, K, 1);
+  const auto B = random_matrix<LB>("B", K, N, 2);
+  const auto C = random_matrix<LC>("C", M, N, 3);
+  EXPECT_LE(gemm_error(ES(), "N", "N", 1.5f, A, B, 0.5f, C), kTol);
+}
+
+TEST(Gemm, EveryLayoutPair) {
+  using L = Kokkos::LayoutLeft;
+  using R = Kokkos::LayoutRight;
+  check_layouts<L, L, L>();
+  check_layouts<L, L, R>();
+  check_layouts<L, R, L>();
+  check_layouts<L, R, R>();
+  check_layouts<R, L, L>();
+  check_layouts<R, L, R>();
+  check_layouts<R, R, L>();
+  check_layouts<R, R, R>();
+}
+
+TEST(Gemm, StridedSubviews) {
+  const auto Abig = random_matrix<Kokkos::LayoutLeft>("A", 50, 40, 4);
+  const auto Bbig = random_matrix<Kokkos::LayoutRight>("B", 40, 60, 5);
+  const auto Cbig = random_matrix<Kokkos::LayoutRight>("C", 50, 60, 6);
+  const auto A = Kokkos::subview(Abig, Kokkos::make_pair(3, 40), Kokkos::make_pair(1, 24));   // 37 x 23
+  const auto B = Kokkos::subview(Bbig, Kokkos::make_pair(2, 25), Kokkos::make_pair(10, 39));  // 23 x 29
+  const auto C = Kokkos::subview(Cbig, Kokkos::make_pair(5, 42), Kokkos::make_pair(7, 36));   // 37 x 29
+  EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 1.0f, C), kTol);
+}
+
+TEST(Gemm, Transposes) {
+  const int64_t M = 33, N = 19, K = 41;
+  for (const char* ta : {"N", "T"})
+    for (const char* tb : {"N", "T"}) {
+      const bool at = ta[0] == 'T', bt = tb[0] == 'T';
+      const auto A = random_matrix<Kokkos::LayoutLeft>("A", at ? K : M, at ? M : K, 7);
+      const auto B = random_matrix<Kokkos::LayoutRight>("B", bt ? N : K, bt ? K : N, 8);
+      const auto C = random_matrix<Kokkos::LayoutLeft>("C", M, N, 9);
+      EXPECT_LE(gemm_error(ES(), ta, tb, 1.0f, A, B, 0.0f, C), kTol) << ta << tb;
+    }
+  // Lower case and "C" (conjugate transpose: the transpose for real types) as KokkosBlas takes them.
+  const auto A = random_matrix<Kokkos::LayoutLeft>("A", 12, 10, 10);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", 12, 11, 11);
+  const auto C = random_matrix<Kokkos::LayoutLeft>("C", 10, 11, 12);
+  EXPECT_LE(gemm_error(ES(), "C", "n", 1.0f, A, B, 0.0f, C), kTol);
+}
+
+TEST(Gemm, BiasAndActivation) {
+  const int64_t M = 40, N = 24, K = 16;
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", M, K, 13);
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", K, N, 14);
+  const auto C = random_matrix<Kokkos::LayoutRight>("C", M, N, 15);
+  Kokkos::View<float*> bias("bias", N);
+  fill_random(bias.data(), N, 16);
+  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::silu,
+                         Activation::gelu}) {
+    GemmOptions<float> opt;
+    opt.bias = bias;
+    opt.activation = act;
+    EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 1.0f, C, opt), kTol) << activation_name(act);
+  }
+}
+
+TEST(Gemm, ExecutionSpaceInstance) {
+  const ES space;  // the caller's instance (on GPUs: its stream); only that instance is fenced
+  const auto A = random_matrix<Kokkos::LayoutLeft>("A", 64, 48, 17);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", 56, 48, 18);
+  const auto C = random_matrix<Kokkos::LayoutLeft>("C", 64, 56, 19);
+  EXPECT_LE(gemm_error(space, "N", "T", 1.0f, A, B, 0.0f, C), kTol);
+}
+
+TEST(Gemm, ExplicitConfigAndTf32OptIn) {
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 70, 30, 20);
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 30, 50, 21);
+  const auto C = random_matrix<Kokkos::LayoutRight>("C", 70, 50, 22);
+  for (const MatmulConfig& cfg : tuning::matmul_search_space(DType::f32)) {
+    if (cfg.group_m != 4) continue;  // every tile once, with a non-trivial group
+    GemmOptions<float> opt;
+    opt.config = cfg;
+    EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 0.0f, C, opt), kTol) << cfg.name();
+  }
+  // TF32 is an accepted opt-in that runs IEEE f32 (no TF32 path exists yet): the same bits.
+  const auto C2 = random_matrix<Kokkos::LayoutRight>("C2", 70, 50, 22);
+  GemmOptions<float> tf32;
+  tf32.math = Math::tf32;
+  gemm("N", "N", 1.0f, A, B, 0.0f, C, {});
+  gemm("N", "N", 1.0f, A, B, 0.0f, C2, tf32);
+  Kokkos::fence();
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+  for (int64_t i = 0; i < 70; ++i)
+    for (int64_t j = 0; j < 50; ++j) ASSERT_EQ(h1(i, j), h2(i, j)) << i << "," << j;
+}
+
+// The automatic config is what `--config auto` picks: here an entry written to a fresh user cache.
+TEST(Gemm, AutomaticConfigUsesTheUserTuningCache) {
+  const fs::path dir = fs::temp_directory_path() / ("tilekit-test-api-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const char* old = std::getenv("TILEKIT_TUNING_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TILEKIT_TUNING_DIR", dir.string().c_str(), 1);
+
+  const int64_t M = 48, N = 40, K = 32;
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", M, K, 23);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", K, N, 24);
+  const auto C = random_matrix<Kokkos::LayoutRight>("C", M, N, 25);
+  const auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B, 0.0f, C, Activation::relu, Kokkos::View<const float*>());
+  auto valid = [&](const MatmulConfig& c) { return check_matmul(p, c); };
+  const MatmulConfig def = tuning::default_matmul_config(backend_name(), DType::f32);
+  MatmulConfig tuned = def;
+  for (const auto& c : tuning::matmul_search_space(DType::f32))
+    if (!(c == def) && valid(c).empty()) tuned = c;
+  ASSERT_FALSE(tuned == def) << "the search space has one config only";
+
+  tuning::TuneEntry e;
+  e.key = tuning::matmul_key(DType::f32, DType::f32, tuning::MatmulLayouts{false, true, false},
+                             Epilogue{false, Activation::relu}, M, N, K);
+  e.config = tuned.name();
+  e.date = "2026-11-23T00:00:00Z";
+  tuning::TuningCache::for_current_device(dir.string()).store(e);
+
+  EXPECT_EQ(detail::auto_matmul_config(DType::f32, DType::f32, false, true, false, Epilogue{false, Activation::relu},
+                                       M, N, K, valid, TILEKIT_SHIPPED_TUNING_DIR),
+            tuned);
+  // Another shape of the same family takes the nearest tuned one; another family the default.
+  EXPECT_EQ(detail::auto_matmul_config(DType::f32, DType::f32, false, true, false, Epilogue{false, Activation::relu},
+                                       M + 1, N, K, valid, TILEKIT_SHIPPED_TUNING_DIR),
+            tuned);
+  EXPECT_EQ(detail::auto_matmul_config(DType::f32, DType::f32, true, true, true, Epilogue{false, Activation::silu},
+                                       M, N, K, valid, TILEKIT_SHIPPED_TUNING_DIR),
+            def);
+  GemmOptions<float> opt;
+  opt.activation = Activation::relu;
+  EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 0.0f, C, opt), kTol);
+
+  if (old) ::setenv("TILEKIT_TUNING_DIR", saved.c_str(), 1);
+  else ::unsetenv("TILEKIT_TUNING_DIR");
+  fs::remove_all(dir);
+}
+
+template <class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST(Gemm, BadInputThrowsWithTheMessage) {
+  const auto A = random_matrix<Kokkos::LayoutLeft>("A", 8, 6, 26);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", 7, 5, 27);
+  const auto B6 = random_matrix<Kokkos::LayoutLeft>("B6", 6, 5, 27);
+  const auto C = random_matrix<Kokkos::LayoutLeft>("C", 8, 5, 28);
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, B, 0.0f, C); }), "op(B) is 7x5, expected KxN = 6x5");
+  EXPECT_EQ(message_of([&] { gemm("X", "N", 1.0f, A, B6, 0.0f, C); }),
+            "transA must be \"N\" or \"T\" (\"C\" is \"T\" for real types); got \"X\"");
+  GemmOptions<float> opt;
+  opt.bias = Kokkos::View<float*>("bias", 3);
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, B6, 0.0f, C, opt); }),
+            "bias has 3 values; it needs one per column of C (5)");
+  // A config the backend cannot run: the message `tilekit matmul --config` prints.
+  MatmulConfig bad = tuning::default_matmul_config(backend_name(), DType::f32);
+  bad.group_m = 0;
+  opt = {};
+  opt.config = bad;
+  const auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B6, 0.0f, C, Activation::none, Kokkos::View<const float*>());
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, B6, 0.0f, C, opt); }), check_matmul(p, bad));
+  EXPECT_NE(check_matmul(p, bad).find("group_m must be in 1..4096"), std::string::npos);
+}
+
+TEST(Apply, AutomaticConfigAndInstance) {
+  const int64_t M = 45, N = 70;
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", M, N, 29);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", M, N, 30);
+  Kokkos::View<float**, Kokkos::LayoutRight> bias("bias", 1, N);
+  fill_random(bias.data(), N, 31);
+  Kokkos::View<float**, Kokkos::LayoutRight> C("C", M, N), D("D", M, N);
+  const ES space;
+  apply(ops::Add{}, make_inputs(A, B), C);                // C = A + B
+  apply(space, ops::Mul{}, make_inputs(C, bias), D);      // D = C * bias (broadcast down the rows)
+  apply(space, ops::Fma{}, make_inputs(A, B, D), D);      // D = A * B + D, in place
+  space.fence();
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+  auto hbias = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bias);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  auto hd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      const float c = ha(i, j) + hb(i, j);
+      ASSERT_EQ(hc(i, j), c) << i << "," << j;
+      ASSERT_EQ(hd(i, j), std::fma(ha(i, j), hb(i, j), c * hbias(0, j))) << i << "," << j;
+    }
+  EXPECT_EQ(message_of([&] { apply(ops::Add{}, make_inputs(A, Kokkos::subview(B, Kokkos::make_pair(0, 2), Kokkos::ALL)), C); }),
+            message_of([&] {
+              apply(ops::Add{}, make_inputs(A, Kokkos::subview(B, Kokkos::make_pair(0, 2), Kokkos::ALL)), C,
+                    ElementwiseConfig());
+            }));
+}
+
+// Kokkos Tools: every kernel the library launches is named "tilekit::...", so profilers show it.
+std::vector<std::string>* g_kernels = nullptr;
+void record_kernel(const char* name, const uint32_t, uint64_t* id) {
+  if (g_kernels) g_kernels->push_back(name);
+  *id = 0;
+}
+void end_kernel(uint64_t) {}
+
+/// Kokkos Tools' begin/end callbacks of parallel_for, parallel_reduce and parallel_scan (null: off).
+void set_kernel_callbacks(void (*begin)(const char*, const uint32_t, uint64_t*), void (*end)(uint64_t)) {
+  namespace KTE = Kokkos::Tools::Experimental;
+  KTE::set_begin_parallel_for_callback(begin);
+  KTE::set_begin_parallel_reduce_callback(begin);
+  KTE::set_begin_parallel_scan_callback(begin);
+  KTE::set_end_parallel_for_callback(end);
+  KTE::set_end_parallel_reduce_callback(end);
+  KTE::set_end_parallel_scan_callback(end);
+}
+
+TEST(KokkosTools, EveryLibraryKernelHasATilekitLabel) {
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 30, 20, 32);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", 20, 25, 33);
+  const auto C = random_matrix<Kokkos::LayoutRight>("C", 30, 25, 34);
+  Kokkos::View<float*> bias("bias", 25);
+  Kokkos::View<float**, Kokkos::LayoutRight> D("D", 30, 20), At("At", 20, 30);
+  Kokkos::View<float**, Kokkos::LayoutLeft> Bt("Bt", 25, 20);
+  Kokkos::fence();
+
+  std::vector<std::string> names;
+  set_kernel_callbacks(record_kernel, end_kernel);
+  g_kernels = &names;  // only library calls inside the window
+  GemmOptions<float> opt;
+  opt.bias = bias;
+  opt.activation = Activation::gelu;
+  gemm("T", "N", 1.0f, At, B, 1.0f, C, opt);
+  gemm(ES(), "N", "T", 1.0f, A, Bt, 0.0f, C);
+  for (ElementwiseVariant v : {ElementwiseVariant::naive, ElementwiseVariant::vectorized, ElementwiseVariant::tiled}) {
+    ElementwiseConfig cfg;
+    cfg.variant = v;
+    apply(ops::Add{}, make_inputs(A, A), D, cfg);
+  }
+  apply(ops::Silu{}, make_inputs(A), D);
+  Kokkos::fence();
+  g_kernels = nullptr;
+  set_kernel_callbacks(nullptr, nullptr);
+
+  EXPECT_GE(names.size(), 6u);
+  for (const auto& n : names) EXPECT_EQ(n.rfind("tilekit::", 0), 0u) << "unlabelled kernel: " << n;
+}
+
+}  // namespace
