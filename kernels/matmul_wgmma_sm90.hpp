@@ -5,9 +5,9 @@
 // edge masked, the same fused epilogue.
 //
 //   league    : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
-//   kt        : K in steps of BK = 64 (one 128-byte swizzle row of 2-byte elements); STAGES-2
-//               steps in flight (cp.async) while the warpgroups multiply step kt, and the
-//               warpgroup MMAs of step kt-1 may still run (one barrier per step)
+//   kt        : K in steps of BK = 64 (one 128-byte swizzle row of 2-byte elements); STAGES-1
+//               steps in flight (cp.async) while the warpgroups multiply step kt (one barrier per
+//               step; a step's MMAs are waited for before the next step)
 //   warpgroup : 4 warps (128 threads) own 64 rows x BN columns of C; BM / 64 warpgroups per team
 //   k16       : BK in 16-deep slices, one wgmma.m64nBNk16 each (asynchronous; committed per step)
 //
@@ -86,8 +86,8 @@ struct Sm90WgmmaMatmul {
   static constexpr bool kSupported = mma_input_supported<TIn>();
   static constexpr int kAElems = BM * BK, kBElems = BK * BN;
   static constexpr int kStageElems = kAElems + kBElems;
-  static_assert(BK == 64 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 3,
-                "wgmma tiles: BK = 64 (one swizzle row), 64-row warpgroups, N = 128 or 256, >= 3 stages");
+  static_assert(BK == 64 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 2,
+                "wgmma tiles: BK = 64 (one swizzle row), 64-row warpgroups, N = 128 or 256, >= 2 stages");
   static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
@@ -136,19 +136,19 @@ struct Sm90WgmmaMatmul {
 
     // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
     constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
-    constexpr int kLead = STAGES - 2;  // steps staged ahead of the one being multiplied
+    constexpr int kLead = STAGES - 1;  // steps staged ahead of the one being multiplied
 #pragma unroll
     for (int s = 0; s < kLead; ++s) {
       if (s < ktiles) stage(s, s);
       cp_async_commit();
     }
     int buf = 0;      // stage buffer of step kt
-    int fill = kLead;  // stage buffer of step kt + kLead (that of step kt - 2, whose MMAs are done)
+    int fill = kLead;  // stage buffer of step kt + kLead (that of step kt - 1, whose MMAs are done)
     for (int64_t kt = 0; kt < ktiles; ++kt) {
       cp_async_wait<kLead - 1>();  // this thread's copies of step kt are in scratch
       fence_proxy_async_shared();  // ... and visible to the async proxy (wgmma)
-      // Everyone's copies of step kt are in; every warpgroup has finished the MMAs of step kt - 2
-      // (wgmma_wait<1> below), whose buffer the next line refills.
+      // Everyone's copies of step kt are in; every warpgroup has finished the MMAs of step kt - 1
+      // (wgmma_wait<0> below), whose buffer the next line refills.
       team.team_barrier();
       if (kt + kLead < ktiles) stage(kt + kLead, fill);
       cp_async_commit();
@@ -170,15 +170,15 @@ struct Sm90WgmmaMatmul {
         wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
       }
       wgmma_commit();
-      wgmma_wait<1>();  // the MMAs of step kt - 1 are done (those of step kt may still run)
+      // The step's MMAs run back to back; waiting for them before the next step's barrier keeps the
+      // accumulators untouched by anything else while they are in flight. (Keeping one step in
+      // flight across the loop's back edge, wait_group 1, made ptxas serialise every wgmma: C7515.)
+      wgmma_wait<0>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
       buf = buf + 1 == STAGES ? 0 : buf + 1;
       fill = fill + 1 == STAGES ? 0 : fill + 1;
     }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
     cp_async_wait<0>();
 
     // Epilogue: warp w of the warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns
