@@ -2,9 +2,13 @@
 # only when the revision changed, so benchmark binaries always carry the revision they were built
 # from ("<short hash>[-dirty]", or "unknown" outside a git checkout). Run at every build:
 #   cmake -DSRC=<source dir> -DOUT=<file> -P git_revision.cmake
+# TILEKIT_GIT_REVISION in the environment wins: for copies of a checkout whose .git is not the
+# checkout's own (the GPU machine receives the working tree with an older .git).
 execute_process(COMMAND git -C "${SRC}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
-if(NOT _rc EQUAL 0 OR _rev STREQUAL "")
+if(NOT "$ENV{TILEKIT_GIT_REVISION}" STREQUAL "")
+  set(_rev "$ENV{TILEKIT_GIT_REVISION}")
+elseif(NOT _rc EQUAL 0 OR _rev STREQUAL "")
   set(_rev "unknown")
 else()
   # Tracked changes only: untracked files (results, plots being written) do not make a build dirty.

@@ -150,8 +150,6 @@ struct Sm90WgmmaMatmul {
       // Everyone's copies of step kt are in; every warpgroup has finished the MMAs of step kt - 1
       // (wgmma_wait<0> below), whose buffer the next line refills.
       team.team_barrier();
-      if (kt + kLead < ktiles) stage(kt + kLead, fill);
-      cp_async_commit();
 
       // This warpgroup's 64 rows of A: rows wg*64.. of [BM][64] (K-major), or block wg of
       // [BM / 64][64][64] (M-major): the same offset.
@@ -170,9 +168,13 @@ struct Sm90WgmmaMatmul {
         wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
       }
       wgmma_commit();
-      // The step's MMAs run back to back; waiting for them before the next step's barrier keeps the
-      // accumulators untouched by anything else while they are in flight. (Keeping one step in
-      // flight across the loop's back edge, wait_group 1, made ptxas serialise every wgmma: C7515.)
+      // While the tensor cores work on step kt, the same threads issue the copies of step
+      // kt + kLead into the buffer of step kt - 1 (its MMAs were waited for before this barrier).
+      if (kt + kLead < ktiles) stage(kt + kLead, fill);
+      cp_async_commit();
+      // The step's MMAs are waited for before the next barrier, so nothing else touches the
+      // accumulators while they are in flight. (Keeping one step in flight across the loop's back
+      // edge, wait_group 1, made ptxas serialise every wgmma: C7515.)
       wgmma_wait<0>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
