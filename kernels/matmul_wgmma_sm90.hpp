@@ -76,7 +76,7 @@ struct WgmmaOffset {
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm90WgmmaMatmul {
   using compute = float;
-  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, 1>>;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
   using member_type = typename policy_type::member_type;
 
   static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;

@@ -19,7 +19,7 @@ struct DefaultRow {
 // CUDA f16/bf16: a tensor-core tile, its warps as team members of 32 vector lanes each: the
 // warpgroup-MMA tile where the GPU and the build allow it (Hopper, sm_90a), else the mma.sync tile
 // that was fastest at 8192^3 on the H100 (docs/perf-notes.md).
-constexpr const char* kCudaWgmmaDefault = "bm128_bn256_bk64_tm64_tn256_wg_g8_t8_v32";
+constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr std::array<DefaultRow, 4> kDefaults{{
     {"serial", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},

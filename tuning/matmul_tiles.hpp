@@ -69,13 +69,13 @@ struct MmaTileShape {
 /// A Hopper warpgroup-MMA tile (sm_90a builds on compute capability 9.0; f16 and bf16 inputs): a
 /// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
-template <int BM_, int BN_, int BK_, int STAGES_>
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1>
 struct WgmmaTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int TM = 64;   ///< warpgroup tile rows
   static constexpr int TN = BN_;  ///< warpgroup tile columns
   static constexpr int STAGES = STAGES_;
-  static constexpr int MIN_TEAMS = 1;
+  static constexpr int MIN_TEAMS = MIN_TEAMS_;  ///< teams per SM the compiler must leave registers for
   static constexpr bool mma = true;
   static constexpr bool wgmma = true;
   static constexpr int warps = (BM / 64) * 4;
@@ -114,7 +114,8 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaTileShape<128, 128, 32, 64, 64, 4, 1>,  // 4 warps, 2 x 2, 64 KB
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
-                                 WgmmaTileShape<128, 256, 64, 4>>;          // 2 warpgroups, 193 KB (sm_90a)
+                                 WgmmaTileShape<128, 256, 64, 4>,           // 2 warpgroups, 193 KB (sm_90a)
+                                 WgmmaTileShape<128, 128, 64, 3, 2>>;       // 2 warpgroups, 97 KB, 2 teams/SM
 
 /// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
 /// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises
