@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# Runs HERE (the CPU build machine) before a GPU benchmark run: builds the CUDA preset's benchmark
-# binary and copies what the GPU machine needs into .carry/cuda (ignored by git; name it in the
-# device tool's carry list):
-#   tilekit_bench_matmul      CUDA build (sm_80 + sm_90 machine code), $ORIGIN rpath
-#   libcudart.so.11.0         Debian's CUDA 11.8 runtime (the GPU machine has only CUDA 13 libraries)
+# Runs HERE (the CPU build machine), for carrying a benchmark binary to the GPU machine instead of
+# building it there (scripts/gpu-build.sh, the faster way for the cuda preset): builds the preset's
+# benchmark binary and copies it, with the shared libraries the GPU machine may lack, into
+# .carry/<preset> (ignored by git; name it in the device tool's carry list):
+#   tilekit_bench_matmul      the CUDA build, $ORIGIN rpath
+#   libcudart.so.*            the CUDA runtime it links (cuda11: Debian's 11.8, which the GPU machine lacks)
 #   libbenchmark.so.1debian   Google Benchmark 1.7.1 (Debian ships it as a shared library only)
-# Then, on the GPU machine: scripts/bench-gpu.sh (see there).
+#
+#   scripts/bench-gpu-prepare.sh [cuda|cuda11]      (default cuda11)
+# Then, on the GPU machine: TILEKIT_BENCH_BIN=.carry/<preset> scripts/bench-gpu.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh cuda >/dev/null
-cmake --preset cuda >/dev/null
-cmake --build --preset cuda --target tilekit_bench_matmul
-mkdir -p .carry/cuda
-cp build/cuda/tilekit_bench_matmul .carry/cuda/
-cp -L /usr/lib/x86_64-linux-gnu/libcudart.so.11.0 .carry/cuda/
-cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .carry/cuda/
+preset=${1:-cuda11}
+case $preset in cuda|cuda11) ;; *) echo "bench-gpu-prepare: preset must be cuda or cuda11 (got '$preset')" >&2; exit 2 ;; esac
+prefix=$(scripts/deps.sh "$preset" | tail -n 1)
+[ -f "$prefix/tilekit-cuda-root" ] && export CUDA_ROOT=$(cat "$prefix/tilekit-cuda-root")
+cmake --preset "$preset" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" >/dev/null
+cmake --build --preset "$preset" --target tilekit_bench_matmul
+dst=.carry/$preset
+mkdir -p "$dst"
+cp "build/$preset/tilekit_bench_matmul" "$dst/"
+for lib in $(ldd "$dst/tilekit_bench_matmul" | awk '/libcudart|libbenchmark/ {print $3}'); do cp -L "$lib" "$dst/"; done
 # The revision the binary was built from, for the cuBLAS baseline's JSON context.
-sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' build/cuda/bench/gen/git_revision.cpp > .carry/cuda/GIT_REVISION
+sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "build/$preset/bench/gen/git_revision.cpp" > "$dst/GIT_REVISION"
 # The binary must list nothing else that the GPU machine lacks.
-missing=$(LD_LIBRARY_PATH= ldd .carry/cuda/tilekit_bench_matmul | grep -E "not found" || true)
+missing=$(LD_LIBRARY_PATH= ldd "$dst/tilekit_bench_matmul" | grep -E "not found" || true)
 [ -z "$missing" ] || { echo "bench-gpu-prepare: unresolved libraries: $missing" >&2; exit 1; }
-ls -l .carry/cuda
-du -sh .carry/cuda
+ls -l "$dst"
+du -sh "$dst"

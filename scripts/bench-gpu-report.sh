@@ -19,5 +19,5 @@ done
 device=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"].get("device","GPU"))' \
   "$results/matmul_cuda_tilekit.json" 2>/dev/null || echo GPU)
 "$py" scripts/report.py --section "$section" --title "GPU: $device (CUDA backend)" \
-  --command "${TILEKIT_BENCH_COMMAND:-scripts/bench-gpu.sh (on the GPU machine, .carry/cuda from scripts/bench-gpu-prepare.sh)}" \
+  --command "${TILEKIT_BENCH_COMMAND:-scripts/bench-gpu.sh (on the GPU machine)}" \
   --out BENCHMARKS.md --plots docs/bench "$results"/matmul_cuda_*.json

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs ON THE GPU MACHINE, from the repository root, with the CUDA benchmark build carried in
-# .carry/cuda (made on the build machine by scripts/bench-gpu-prepare.sh). In one invocation:
+# Runs ON THE GPU MACHINE, from the repository root, with the CUDA benchmark binary in
+# $TILEKIT_BENCH_BIN or $TILEKIT_BIN (default build/cuda, built there by scripts/gpu-build.sh, else
+# .carry/cuda, made on the build machine by scripts/bench-gpu-prepare.sh). In one invocation:
 #   1. builds the cuBLAS baseline (bench/cublas_baseline.cu) with this machine's own nvcc,
 #   2. runs it, then tilekit_bench_matmul (tilekit + Kokkos Kernels), on the same shapes and types,
 #   3. writes to $OUT (at most 8 files): matmul_cuda_cublas.json, matmul_cuda_tilekit.json,
@@ -14,7 +15,7 @@
 # TILEKIT_BENCH_DTYPES (default f32,f64,f16), TILEKIT_BENCH_BUDGET_S (default 540).
 set -uo pipefail
 t0=$SECONDS
-bin=${TILEKIT_BENCH_BIN:-.carry/cuda}  # or build/cuda when the cuda preset was built on the GPU machine (scripts/gpu-build.sh)
+bin=${TILEKIT_BENCH_BIN:-${TILEKIT_BIN:-$( [ -x build/cuda/tilekit_bench_matmul ] && echo build/cuda || echo .carry/cuda )}}
 out=${OUT:-/tmp/tilekit-bench}
 mkdir -p "$out"
 shapes=${TILEKIT_BENCH_SHAPES:-128:4096:128,8192,9728x8192x65536@f16}
@@ -24,7 +25,7 @@ unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES  # passed as flags, so the JSON 
 # Repetitions: timed iterations = 500 GFLOP / (2MNK), clamped to [5, 100], after 2 warm-ups.
 warmup=2 min_reps=5 max_reps=100 rep_work=500
 
-[ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/bench-gpu-prepare.sh on the build machine and carry .carry/cuda)"; exit 1; }
+[ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/gpu-build.sh there, or scripts/bench-gpu-prepare.sh here and carry .carry/cuda)"; exit 1; }
 rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "$bin/bench/gen/git_revision.cpp" 2>/dev/null || echo unknown)
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repository root, with the CUDA build carried in .carry/cuda
-# (tilekit, tilekit_tests, libcudart.so.11.0). Writes logs to $OUT when set.
+# Runs on the GPU machine from the repository root, with the CUDA binaries in $TILEKIT_BIN (default
+# build/cuda, built there by scripts/gpu-build.sh, else .carry/cuda from scripts/bench-gpu-prepare.sh).
+# Writes logs to $OUT when set.
 set -u
-bin=.carry/cuda
+bin=${TILEKIT_BIN:-$( [ -x build/cuda/tilekit ] && echo build/cuda || echo .carry/cuda )}
 out=${OUT:-/tmp}
 nvidia-smi -L
 $bin/tilekit info

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the repository root, with the CUDA build in .carry/cuda: run the tests,
+# On the GPU machine, from the repository root, with the CUDA binaries in $TILEKIT_BIN (default
+# build/cuda from scripts/gpu-build.sh, else .carry/cuda): run the tests,
 # then the tuning sweeps whose caches are shipped in tuning/results. Results land in $OUT: the
 # cache file and one archive of the sweep reports (CSV, JSON, SVG per sweep).
 #
@@ -9,7 +10,7 @@
 # TUNE_BUDGET_OTHER (other types, random) bound the sweeps; f16/bf16 always also try every
 # tensor-core tile (--also), so a random budget cannot skip them; TUNE_EW=0 skips elementwise.
 set -u
-bin=.carry/cuda
+bin=${TILEKIT_BIN:-$( [ -x build/cuda/tilekit ] && echo build/cuda || echo .carry/cuda )}
 out=${OUT:-/tmp/tilekit-gpu}
 mkdir -p "$out/cache"
 nvidia-smi -L
@@ -27,8 +28,17 @@ for t in ${TUNE_TYPES:-f32 f16 bf16 f64 i8}; do
   fi
   also=()
   if [ "$t" = f16 ] || [ "$t" = bf16 ]; then
-    for tile in $($bin/tilekit info --json | python3 -c 'import json,sys; print(" ".join(x for x in json.load(sys.stdin)["matmul_tiles"].split(", ") if x.endswith("_tc")))'); do
-      for g in 1 4 8 16; do also+=(--also "${tile}_g${g}_t$(( $(echo $tile | sed -E 's/bm([0-9]+)_bn([0-9]+)_bk[0-9]+_tm([0-9]+)_tn([0-9]+)_tc/(\1\/\3)*(\2\/\4)/') ))_v32"); done
+    # Every tensor-core tile at each group size, with its team shape: one warp per warp tile
+    # (_tc), or 4 warps per 64-row warpgroup (_wg); 32 vector lanes per team member.
+    for c in $($bin/tilekit info --json | python3 -c '
+import json, re, sys
+for t in json.load(sys.stdin)["matmul_tiles"].split(", "):
+    m = re.fullmatch(r"bm(\d+)_bn(\d+)_bk\d+_tm(\d+)_tn(\d+)_(tc|wg)", t)
+    if m:
+        bm, bn, tm, tn = (int(m.group(i)) for i in range(1, 5))
+        warps = (bm // tm) * (bn // tn) if m.group(5) == "tc" else bm // 64 * 4
+        print(f"{t}:{warps}")'); do
+      for g in 1 4 8 16; do also+=(--also "${c%%:*}_g${g}_t${c##*:}_v32"); done
     done
   fi
   $bin/tilekit tune matmul --sizes ${TUNE_SIZES:-512,1024,2048,4096} --dtype $t --strategy random --budget ${TUNE_BUDGET_OTHER:-24} \
