@@ -4,10 +4,86 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstring>
 #include <iostream>
 #include <map>
+#include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+namespace {
+
+// Exit statuses (README, "The app"): 0 success, 1 a failed --check, 2 bad input, 3 this machine
+// cannot run this build (no device of its backend).
+constexpr int kExitBadInput = 2;
+constexpr int kExitNoDevice = 3;
+
+// Kokkos::initialize aborts or throws on numeric --kokkos-* values it cannot use (threads=0,
+// =abc, =-1): they are checked here first, with a message naming the value and what is allowed.
+std::string check_kokkos_args(int argc, char* argv[]) {
+  struct Numeric {
+    const char* prefix;
+    long min, max;
+  };
+  static const Numeric kOptions[] = {{"--kokkos-threads=", 1, 4096},
+                                     {"--kokkos-num-threads=", 1, 4096},
+                                     {"--kokkos-numa=", 1, 1024},
+                                     {"--kokkos-device-id=", 0, 1023}};
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    for (const Numeric& o : kOptions) {
+      const std::size_t n = std::strlen(o.prefix);
+      if (std::strncmp(a, o.prefix, n) != 0) continue;
+      const char* v = a + n;
+      const char* end = v + std::strlen(v);
+      long value = 0;
+      const auto [stop, ec] = std::from_chars(v, end, value);
+      if (v == end || ec != std::errc() || stop != end || value < o.min || value > o.max)
+        return fmt::format("'{}': {} takes an integer in {}..{}", a, std::string(o.prefix, n - 1), o.min, o.max);
+    }
+  }
+  return {};
+}
+
+// GPU builds on a machine without that GPU: say so, instead of Kokkos aborting in initialize.
+std::string check_device() {
+  int count = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    return fmt::format("no CUDA device found ({}); this is a build of the cuda preset, which runs on an "
+                       "NVIDIA GPU (build the openmp preset for this machine)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+#elif defined(KOKKOS_ENABLE_HIP)
+  const hipError_t e = hipGetDeviceCount(&count);
+  if (e != hipSuccess || count == 0)
+    return fmt::format("no HIP device found ({}); this is a build of the hip preset, which runs on an "
+                       "AMD GPU (build the openmp preset for this machine)",
+                       e != hipSuccess ? hipGetErrorString(e) : "0 devices");
+#endif
+  (void)count;
+  return {};
+}
+
+}  // namespace
 
 int main(int argc, char* argv[]) {
+  if (const std::string why = check_kokkos_args(argc, argv); !why.empty()) {
+    std::cerr << "error: " << why << "\n";
+    return kExitBadInput;
+  }
+  if (const std::string why = check_device(); !why.empty()) {
+    std::cerr << "error: " << why << "\n";
+    return kExitNoDevice;
+  }
   // Kokkos takes its own --kokkos-* arguments out of argv first.
   Kokkos::ScopeGuard kokkos(argc, argv);
 
@@ -31,14 +107,14 @@ int main(int argc, char* argv[]) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help or the error
-    return code == 0 ? 0 : 2;
+    return code == 0 ? 0 : kExitBadInput;
   }
   try {
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
   } catch (const tilekit::InvalidArgument& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return 2;
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

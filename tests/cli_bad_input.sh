@@ -20,6 +20,13 @@ expect 0 "Usage"                  -- --help
 expect 0 "--epilogue"             -- matmul --help
 expect 0 "backend"                -- info
 expect 2 "subcommand"             --
+expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=0
+expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=abc
+expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=-1
+expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=
+expect 2 "--kokkos-numa"          -- info --kokkos-numa=1e3
+expect 2 "--kokkos-device-id"     -- info --kokkos-device-id=-2
+expect 0 "PASS"                   -- matmul 33 17 9 --check --reps 1 --warmup 0 --kokkos-threads=1
 expect 2 "M"                      -- matmul
 expect 2 "abc"                    -- matmul abc 4 4
 expect 2 "-3"                     -- matmul -3 4 4
