@@ -110,7 +110,7 @@ if [ "${TILEKIT_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
   ensure_apt_sources() { :; }
 fi
 ensure_apt_sources
-apt_install build-essential cmake ninja-build ccache dpkg-dev git \
+apt_install build-essential cmake ninja-build ccache dpkg-dev git patch \
   libbenchmark-dev libgtest-dev libgmock-dev libopenblas-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   python3-matplotlib
 case "$backend" in
