@@ -46,7 +46,9 @@ using ES = Kokkos::DefaultExecutionSpace;
 /// Where a tilekit series gets its config for a shape and type.
 using ConfigFn = MatmulConfig (*)(const Shape&, DType);
 
-MatmulConfig default_config(const Shape&, DType t) { return tuning::default_matmul_config(backend_name(), t); }
+MatmulConfig default_config(const Shape& sh, DType t) {
+  return tuning::default_matmul_config(backend_name(), t, sh.M, sh.N, sh.K);
+}
 
 struct ConfigSource {
   const char* label;  ///< series name part: "tilekit:<label>"
@@ -69,7 +71,7 @@ const ConfigSource kConfigSources[] = {
 
 // ---- series ------------------------------------------------------------------------------------
 
-enum class Impl { tilekit, kokkos_kernels, openblas };
+enum class Impl { tilekit, kokkos_kernels, openblas, copy };
 
 struct Series {
   std::string name;  ///< e.g. "tilekit:default+leaky_relu"; no '/'
@@ -94,6 +96,8 @@ std::vector<Series> series_for() {
                  kActivation, src.config});
   }
   if (kk_has_type<T>()) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
+  // Not a matmul: the time the shape's compulsory bytes take at the copy bandwidth (below).
+  s.push_back({"copy", Impl::copy, Activation::none});
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
   if (kk_has_type<T>()) {  // OpenBLAS: sgemm and dgemm (no f16 gemm)
     s.push_back({"openblas", Impl::openblas, Activation::none});
@@ -232,6 +236,30 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   }
 
   const double set_bytes = double(shape.M * shape.K + shape.K * shape.N + shape.M * shape.N) * sizeof(T);
+  if (series.impl == Impl::copy) {
+    // The memory-bound floor of the shape: Kokkos::deep_copy moving the bytes a matmul must move
+    // (A and B read once, C written once: set_bytes in all, half read and half written). Its rate is
+    // counted as 2 M N K per run like every series, so tilekit's rate over this one is the copy
+    // time over tilekit's time (0.5: tilekit takes twice the copy time of its bytes).
+    const int64_t n = std::max<int64_t>(int64_t(set_bytes / 2 / sizeof(T)), 1);
+    const int copy_sets = rotation_count(double(2 * n) * sizeof(T));
+    Kokkos::View<T*> src(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::copy_src"), copy_sets * n);
+    Kokkos::View<T*> dst(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::copy_dst"), copy_sets * n);
+    Kokkos::deep_copy(src, convert<T>(1.0f));
+    ES().fence();
+    const Samples samples = time_iterations(state, warmup, [&](int64_t i) {
+      const int64_t o = (i % copy_sets) * n;
+      Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(o, o + n)), Kokkos::subview(src, std::make_pair(o, o + n)));
+    });
+    const double rate = set_rate_counters(state, samples, flops, "TFLOPS", 1e-12);
+    record_rate(key, rate);
+    state.counters["GBps"] = rate > 0 ? set_bytes / (flops / (rate * 1e12)) * 1e-9 : 0.0;
+    state.counters["M"] = double(shape.M);
+    state.counters["N"] = double(shape.N);
+    state.counters["K"] = double(shape.K);
+    state.SetLabel("Kokkos::deep_copy of the shape's A + B + C bytes (the memory-bound floor)");
+    return;
+  }
   const int sets = rotation_count(set_bytes);
   Operands<T> ops(shape, sets);
   int last = 0;  // the set the last run wrote

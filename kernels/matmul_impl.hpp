@@ -22,6 +22,7 @@
 #include "kernels/matmul_mma_sm80.hpp"
 #include "kernels/matmul_wgmma_sm90.hpp"
 #include "kernels/matmul_team.hpp"
+#include "kernels/matmul_thin.hpp"
 #include "tuning/matmul_tiles.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -134,56 +135,63 @@ struct BlockedMatmul {
     }
   }
 
-  // Host: stage op(A)(m0:m0+BM, k0:k0+BK) into As[k][i] (k-major, so the micro-kernel reads TM
-  // consecutive rows) and op(B)(k0:k0+BK, n0:n0+BN) into Bs[k][j]; the team's threads split the
-  // rows or columns. Interior tiles of contiguous operands copy whole contiguous runs (no index
-  // arithmetic per element: on CPUs this packing costs as much as the micro-kernel otherwise);
-  // edge tiles and other strides take the masked element-wise path. Out-of-range elements are 0.
-  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full, int tid) const {
+  // Host: stage op(A)(m0:m0+BM, k0:k0+kn) into As[k][i] (k-major, so the micro-kernel reads TM
+  // consecutive rows) and op(B)(k0:k0+kn, n0:n0+BN) into Bs[k][j]; kn = min(BK, K - k0), and the
+  // micro-kernel reads only those kn steps (a thin K, e.g. 16 with BK = 128, costs 16, not 128).
+  // The team's threads split the rows or columns. Tiles inside M and N of contiguous operands copy
+  // whole contiguous runs (no index arithmetic per element: on CPUs this packing costs as much as
+  // the micro-kernel otherwise); edge tiles and other strides take the masked element-wise path.
+  // Out-of-range rows and columns are 0.
+  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full_mn, int kn, int tid) const {
     const auto& a = p.a;
-    if (full && a.cs == 1) {  // rows of op(A) contiguous along K: transpose into As
+    if (full_mn && a.cs == 1) {  // rows of op(A) contiguous along K: transpose into As
       for (int i = tid; i < BM; i += nthreads) {
         const TIn* src = a.data + (m0 + i) * a.rs + k0;
-        for (int k = 0; k < BK; ++k) As[k * AS_LD + i] = convert<compute>(src[k]);
+        for (int k = 0; k < kn; ++k) As[k * AS_LD + i] = convert<compute>(src[k]);
       }
-    } else if (full && a.rs == 1) {  // columns of op(A) contiguous along M: straight copies
-      for (int k = tid; k < BK; k += nthreads) {
+    } else if (full_mn && a.rs == 1) {  // columns of op(A) contiguous along M: straight copies
+      for (int k = tid; k < kn; k += nthreads) {
         const TIn* src = a.data + m0 + (k0 + k) * a.cs;
         compute* dst = As + k * AS_LD;
         for (int i = 0; i < BM; ++i) dst[i] = convert<compute>(src[i]);
       }
     } else {
       const bool k_contig = a.cs == 1;
-      for (int e = tid; e < BM * BK; e += nthreads) {
-        int i, k;
-        a_index(e, k_contig, i, k);
-        const int64_t gi = m0 + i, gk = k0 + k;
-        As[k * AS_LD + i] = (full || (gi < p.M && gk < p.K)) ? convert<compute>(a(gi, gk)) : compute(0);
+      for (int e = tid; e < BM * kn; e += nthreads) {
+        const int i = k_contig ? e / kn : e % BM;
+        const int k = k_contig ? e % kn : e / BM;
+        const int64_t gi = m0 + i;
+        As[k * AS_LD + i] = gi < p.M ? convert<compute>(a(gi, k0 + k)) : compute(0);
       }
     }
   }
-  KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full, int tid) const {
+  KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full_mn, int kn, int tid) const {
     const auto& b = p.b;
-    if (full && b.cs == 1) {  // rows of op(B) contiguous along N: straight copies
-      for (int k = tid; k < BK; k += nthreads) {
+    if (full_mn && b.cs == 1) {  // rows of op(B) contiguous along N: straight copies
+      for (int k = tid; k < kn; k += nthreads) {
         const TIn* src = b.data + (k0 + k) * b.rs + n0;
         compute* dst = Bs + k * BS_LD;
         for (int j = 0; j < BN; ++j) dst[j] = convert<compute>(src[j]);
       }
-    } else if (full && b.rs == 1) {  // columns of op(B) contiguous along K: transpose into Bs
+    } else if (full_mn && b.rs == 1) {  // columns of op(B) contiguous along K: transpose into Bs
       for (int j = tid; j < BN; j += nthreads) {
         const TIn* src = b.data + k0 + (n0 + j) * b.cs;
-        for (int k = 0; k < BK; ++k) Bs[k * BS_LD + j] = convert<compute>(src[k]);
+        for (int k = 0; k < kn; ++k) Bs[k * BS_LD + j] = convert<compute>(src[k]);
       }
     } else {
       const bool k_contig = b.rs == 1 && b.cs != 1;
-      for (int e = tid; e < BK * BN; e += nthreads) {
-        int k, j;
-        b_index(e, k_contig, k, j);
-        const int64_t gk = k0 + k, gj = n0 + j;
-        Bs[k * BS_LD + j] = (full || (gk < p.K && gj < p.N)) ? convert<compute>(b(gk, gj)) : compute(0);
+      for (int e = tid; e < kn * BN; e += nthreads) {
+        const int k = k_contig ? e % kn : e / BN;
+        const int j = k_contig ? e / kn : e % BN;
+        const int64_t gj = n0 + j;
+        Bs[k * BS_LD + j] = gj < p.N ? convert<compute>(b(k0 + k, gj)) : compute(0);
       }
     }
+  }
+  // Zeros in staged rows kn..BK, for the generic micro-kernel, which always runs BK steps.
+  KOKKOS_INLINE_FUNCTION void zero_stage_tail(compute* As, compute* Bs, int kn, int tid) const {
+    for (int e = tid; e < (BK - kn) * AS_LD; e += nthreads) As[kn * AS_LD + e] = compute(0);
+    for (int e = tid; e < (BK - kn) * BS_LD; e += nthreads) Bs[kn * BS_LD + e] = compute(0);
   }
 
   // N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
@@ -245,8 +253,10 @@ struct BlockedMatmul {
   typedef compute simd_u __attribute__((vector_size(kSimdBytes), aligned(alignof(compute))));  // unaligned
 
   // noinline: inlined into the team functor, GCC spilled the accumulators to the stack every k.
+  // kn: the staged depth that is inside K (the rest of the stage is zeros: a thin K, e.g. 16 with
+  // BK = 128, must not cost BK).
   __attribute__((noinline)) static void micro_kernel_simd(const compute* As, const compute* Bs, int ty, int tx,
-                                                          compute (&acc)[TM][TN]) {
+                                                          compute (&acc)[TM][TN], int kn) {
     simd_t v[TM][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < TM; ++i)
@@ -254,7 +264,7 @@ struct BlockedMatmul {
       for (int w = 0; w < NV; ++w) v[i][w] = reinterpret_cast<const simd_u*>(&acc[i][0])[w];
     const compute* a_col = As + ty * TM;
     const compute* b_row = Bs + tx * TN;
-    for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
+    for (int k = 0; k < kn; ++k) {  // rank-1 updates along the staged K depth
       simd_t b[NV];
 #pragma GCC unroll 8
       for (int w = 0; w < NV; ++w) b[w] = reinterpret_cast<const simd_u*>(b_row + k * BS_LD)[w];
@@ -272,7 +282,7 @@ struct BlockedMatmul {
   }
 #else
   static constexpr bool kHostSimd = false;
-  static void micro_kernel_simd(const compute*, const compute*, int, int, compute (&)[TM][TN]) {}
+  static void micro_kernel_simd(const compute*, const compute*, int, int, compute (&)[TM][TN], int) {}
 #endif
 
   // Epilogue of one micro-tile: alpha/beta, bias, activation in the compute type, then the downcast.
@@ -280,6 +290,27 @@ struct BlockedMatmul {
   KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
                                       const compute (&acc)[TM][TN]) const {
     const auto& c = p.c;
+    if constexpr (!kRegisterResident) {
+      // Host, micro-tile inside C with a plain epilogue (C = alpha AB): no masks, no per-element
+      // tests; with a thin K this store is most of the work.
+      const int64_t mi = m0 + ty * TM, nj = n0 + tx * TN;
+      if (mi + TM <= p.M && nj + TN <= p.N && p.beta == compute(0) && !p.bias && p.act == Activation::none) {
+        if (c.rs == 1) {  // column-major C: TM contiguous values per column
+          for (int j = 0; j < TN; ++j) {
+            TOut* col = c.data + mi + (nj + j) * c.cs;
+            TILEKIT_UNROLL
+            for (int i = 0; i < TM; ++i) col[i] = convert<TOut>(p.alpha * acc[i][j]);
+          }
+        } else {
+          for (int i = 0; i < TM; ++i) {
+            TOut* row = c.data + (mi + i) * c.rs + nj * c.cs;
+            TILEKIT_UNROLL
+            for (int j = 0; j < TN; ++j) row[j * c.cs] = convert<TOut>(p.alpha * acc[i][j]);
+          }
+        }
+        return;
+      }
+    }
     TILEKIT_UNROLL
     for (int i = 0; i < TM; ++i) {
       const int64_t gi = m0 + ty * TM + i;
@@ -353,9 +384,10 @@ struct BlockedMatmul {
     } else {
       for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then every micro-tile's update
         const int64_t k0 = kt * BK;
-        const bool full = full_mn && k0 + BK <= p.K;
-        stage_a(As, m0, k0, full, tid);
-        stage_b(Bs, k0, n0, full, tid);
+        const int kn = static_cast<int>(std::min<int64_t>(BK, p.K - k0));  // 0 when K == 0
+        stage_a(As, m0, k0, full_mn, kn, tid);
+        stage_b(Bs, k0, n0, full_mn, kn, tid);
+        if constexpr (!kHostSimd) zero_stage_tail(As, Bs, kn, tid);
         team.team_barrier();
         for (int mt = tid; mt < kMicroTiles; mt += nthreads) {  // this thread's micro-tiles
           const int ty = mt / kMicroCols, tx = mt % kMicroCols;
@@ -367,7 +399,7 @@ struct BlockedMatmul {
             for (int j = 0; j < TN; ++j) acc[i][j] = kt == 0 ? compute(0) : sums[i * TN + j];
           }
           if constexpr (kHostSimd)
-            micro_kernel_simd(As, Bs, ty, tx, acc);
+            micro_kernel_simd(As, Bs, ty, tx, acc, kn);
           else
             micro_kernel(As, Bs, ty, tx, acc);
           if (kt + 1 == ktiles) {
@@ -389,11 +421,98 @@ struct BlockedMatmul {
 /// The kernel of a menu entry, chosen here and nowhere else: warpgroup-MMA tiles run the sm_90a
 /// kernel (matmul_wgmma_sm90.hpp), other tensor-core tiles the sm_80+ mma.sync kernel
 /// (matmul_mma_sm80.hpp), both in the CUDA menu only; every other tile the portable SIMT kernel above.
+/// (Thin configs are not tiles: launch_matmul sends them to the thin kernel, matmul_thin.hpp.)
 template <class ExecSpace, class Tile, class TIn, class TOut>
 using MatmulFunctor =
     std::conditional_t<Tile::wgmma, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
                        std::conditional_t<Tile::mma, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
                                           BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>;
+
+template <class TIn, class TOut, class F>
+F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  F f;
+  f.t = ThinOperands<TIn, TOut>::of(p);
+  f.alpha = p.alpha;
+  f.beta = p.beta;
+  f.bias = p.bias;
+  f.act = p.act;
+  f.cols = cfg.thin_cols;
+  f.kgroups = cfg.thin_kgroups;
+  f.lanes_along_k = f.t.w.rs == 1 && f.t.w.cs != 1;
+  f.vector_length = thin_team_shape(cfg, F::kGpu).vector_length;
+  return f;
+}
+
+/// Calls f(ThinMatmul<...>{} type tag) for the thin kernel that runs problem p (its row class).
+template <class TIn, class TOut, class G>
+void with_thin_kernel(const MatmulProblem<TIn, TOut>& p, G&& g) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  const int64_t rows = std::min(p.M, p.N);
+  dispatch_thin_rows(tuning::ThinRowClasses{}, static_cast<int>(std::min<int64_t>(rows, tuning::kThinMaxRows)),
+                     [&](auto rr) { g(TypeTag<ThinMatmul<ES, decltype(rr)::value, TIn, TOut>>{}); });
+}
+
+/// The checks of a thin config (check_matmul has checked shapes, strides and types).
+template <class TIn, class TOut>
+std::string check_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  constexpr bool gpu = tuning::is_gpu_space<ES>();
+  const std::string backend = backend_name();
+  if (std::min(p.M, p.N) > tuning::kThinMaxRows)
+    return fmt::format("config '{}': thin configs run products with M or N at most {} (got M={}, N={}); use "
+                       "a tile config (allowed tiles: {})",
+                       cfg.name(), tuning::kThinMaxRows, p.M, p.N, tuning::menu_names(TypeTraits<TIn>::dtype));
+  if (cfg.thin_cols < 1 || cfg.thin_cols > 4096 || cfg.thin_kgroups < 1)
+    return fmt::format("config '{}': thin_l<cols>_k<kgroups> needs cols in 1..4096 and kgroups >= 1 (got {}, {})",
+                       cfg.name(), cfg.thin_cols, cfg.thin_kgroups);
+  const int64_t threads = int64_t(cfg.thin_cols) * cfg.thin_kgroups;
+  if (gpu && (threads % 32 != 0 || threads > 1024))
+    return fmt::format("config '{}': on {} a thin team runs cols x kgroups threads, which must be a multiple "
+                       "of 32 and at most 1024 (got {} x {} = {})",
+                       cfg.name(), backend, cfg.thin_cols, cfg.thin_kgroups, threads);
+  if (!gpu && cfg.thin_kgroups != 1)
+    return fmt::format("config '{}': on {} a thin team is one thread, so kgroups must be 1 (got {})", cfg.name(),
+                       backend, cfg.thin_kgroups);
+  const int64_t L = std::max(p.M, p.N);
+  if ((L + cfg.thin_cols - 1) / cfg.thin_cols > int64_t(INT32_MAX))
+    return fmt::format("config '{}': {} columns in blocks of {} need more than 2^31-1 teams", cfg.name(), L,
+                       cfg.thin_cols);
+  std::string why;
+  with_thin_kernel(p, [&](auto tag) {
+    using F = typename decltype(tag)::type;
+    const std::size_t scratch = F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups);
+    why = check_team_scratch(scratch, F::kScratchLevel);
+    if (!why.empty()) {
+      why = fmt::format("config '{}' with {} inputs on {}: {}", cfg.name(), dtype_name(TypeTraits<TIn>::dtype),
+                        backend, why);
+      return;
+    }
+    const ThinTeamShape shape = thin_team_shape(cfg, gpu);
+    const F f = make_thin_functor<TIn, TOut, F>(p, cfg);
+    typename F::policy_type policy(1, 1, shape.vector_length);
+    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(scratch));
+    const int team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
+    if (shape.team_size > team_max)
+      why = fmt::format("config '{}': {} threads per team exceed the {} maximum of {} for this kernel", cfg.name(),
+                        threads, backend, team_max * shape.vector_length);
+  });
+  return why;
+}
+
+template <class TIn, class TOut>
+void launch_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, const Kokkos::DefaultExecutionSpace& space) {
+  with_thin_kernel(p, [&](auto tag) {
+    using F = typename decltype(tag)::type;
+    const F f = make_thin_functor<TIn, TOut, F>(p, cfg);
+    const ThinTeamShape shape = thin_team_shape(cfg, F::kGpu);
+    const int league = static_cast<int>((f.t.L + cfg.thin_cols - 1) / cfg.thin_cols);
+    typename F::policy_type policy(space, league, shape.team_size, shape.vector_length);
+    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups)));
+    Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
+                                     dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name()),
+                         policy, f);
+  });
+}
 
 /// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.
 template <class F, class... Tiles>
@@ -429,6 +548,10 @@ template <class TIn, class TOut>
 std::size_t matmul_scratch_bytes(const MatmulConfig& cfg) {
   using ES = Kokkos::DefaultExecutionSpace;
   std::size_t bytes = 0;
+  if (cfg.thin) {  // the largest row class
+    using F = detail::ThinMatmul<ES, tuning::kThinMaxRows, TIn, TOut>;
+    return F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups);
+  }
   detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     bytes = detail::MatmulFunctor<ES, decltype(tile), TIn, TOut>::scratch_bytes();
   });
@@ -474,6 +597,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                        activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
 
   // --- config
+  if (cfg.thin) return detail::check_thin(p, cfg);
   const std::string allowed_tiles = tuning::menu_names();
   bool in_menu = false;
   bool mma_ok = true;
@@ -560,6 +684,10 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
                    const Kokkos::DefaultExecutionSpace& space) {
   using ES = Kokkos::DefaultExecutionSpace;
   if (p.M == 0 || p.N == 0) return;  // nothing to write
+  if (cfg.thin) {
+    detail::launch_thin(p, cfg, space);
+    return;
+  }
   detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;

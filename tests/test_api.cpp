@@ -163,7 +163,7 @@ TEST(Gemm, AutomaticConfigUsesTheUserTuningCache) {
   const auto C = random_matrix<Kokkos::LayoutRight>("C", M, N, 25);
   const auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B, 0.0f, C, Activation::relu, Kokkos::View<const float*>());
   auto valid = [&](const MatmulConfig& c) { return check_matmul(p, c); };
-  const MatmulConfig def = tuning::default_matmul_config(backend_name(), DType::f32);
+  const MatmulConfig def = tuning::default_matmul_config(backend_name(), DType::f32, M, N, K);
   MatmulConfig tuned = def;
   for (const auto& c : tuning::matmul_search_space(DType::f32))
     if (!(c == def) && valid(c).empty()) tuned = c;

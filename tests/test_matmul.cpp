@@ -1,5 +1,6 @@
 // Matmul properties, each checked for every (input, output) type pair on this build's backend.
 #include "tests/matmul_case.hpp"
+#include "tuning/matmul_tuner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -195,6 +196,63 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
 }
 
+// --- the thin kernel: M or N up to tuning::kThinMaxRows ---------------------------------------------
+
+// Matrix-vector products both ways, every row class (1, 4, 16) and its edges, K = 0, K not a
+// multiple of the staged depth, a dot product, and column counts that leave partial team blocks.
+const std::vector<std::array<int64_t, 3>> kThinSizes = {
+    {1, 300, 77},  {300, 1, 77},  {16, 200, 130}, {200, 16, 300}, {5, 600, 257}, {3, 3, 1000},
+    {1, 1, 1},     {7, 1, 0},     {1, 513, 0},    {9, 1000, 3},   {1, 2000, 600}, {4, 129, 1}};
+
+TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
+  using TIn = typename TestFixture::TIn;
+  std::vector<MatmulConfig> cfgs = tuning::thin_search_space();
+  int n = 0;
+  for (const auto& s : kThinSizes) {
+    cfgs.push_back(tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype, s[0], s[1], s[2]));
+    ASSERT_TRUE(cfgs.back().thin) << "the default of a thin shape is a thin config";
+    for (const MatmulConfig& cfg : cfgs) {
+      Case c;
+      c.M = s[0];
+      c.N = s[1];
+      c.K = s[2];
+      c.cfg = cfg;
+      // Storage orders, transposes and padding cycle through the configs, so each shape meets W
+      // contiguous along K and along L (the two lane mappings) and both output orders.
+      c.a_col = n & 1;
+      c.trans_a = n & 2;
+      c.b_col = n & 4;
+      c.trans_b = n & 8;
+      c.c_col = n & 16;
+      c.pad_a = n % 3;
+      c.pad_c = n % 2;
+      c.beta = n % 3 ? 0.5 : 0.0;
+      c.ep.bias = n % 4 == 0;
+      c.ep.act = n % 5 == 0 ? Activation::relu : Activation::none;
+      ++n;
+      this->expect_matches(c);
+    }
+    cfgs.pop_back();
+  }
+}
+
+TYPED_TEST(MatmulTyped, ThinRunsAreBitwiseIdentical) {
+  // K split across a team's threads is reduced in a fixed order: the same config gives the same bits.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  const int64_t M = 8, N = 3000, K = 2500;
+  const MatmulConfig cfg = tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype, M, N, K);
+  Kokkos::View<TIn**, Kokkos::LayoutLeft> A("A", M, K), B("B", K, N);
+  Kokkos::View<TOut**, Kokkos::LayoutLeft> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, 21);
+  fill_random(B.data(), K * N, 22);
+  matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
+  matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+  EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+}
+
 // --- the View API, wider accumulation, and rejection of bad input -------------------------------
 
 TEST(MatmulViews, LayoutLeftRightAndStrideSubviewsGiveTheSameProduct) {
@@ -300,6 +358,23 @@ TEST(MatmulRejects, TeamShapesTheBackendCannotRun) {
   cfg = default_config();
   cfg.group_m = 0;
   EXPECT_NE(rejection(cfg).find("group_m"), std::string::npos);
+}
+
+TEST(MatmulRejects, ThinConfigsOutsideThinShapesAndTeamShapesTheBackendCannotRun) {
+  MatmulConfig cfg;
+  std::string why;
+  ASSERT_TRUE(MatmulConfig::parse("thin_l64_k4", cfg, why)) << why;
+  const std::string wide = rejection(cfg, 17, 17, 8);
+  EXPECT_NE(wide.find("M or N at most 16"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("M=17, N=17"), std::string::npos) << wide;
+  ASSERT_TRUE(MatmulConfig::parse("thin_l5_k3", cfg, why)) << why;
+  const std::string shape = rejection(cfg, 1, 64, 64);
+  if (tuning::is_gpu_space<Kokkos::DefaultExecutionSpace>())
+    EXPECT_NE(shape.find("multiple of 32"), std::string::npos) << shape;
+  else
+    EXPECT_NE(shape.find("kgroups must be 1"), std::string::npos) << shape;
+  EXPECT_FALSE(MatmulConfig::parse("thin_l64", cfg, why));
+  EXPECT_NE(why.find("thin_l<int>_k<int>"), std::string::npos) << why;
 }
 
 TEST(MatmulRejects, MismatchedShapesAndBias) {

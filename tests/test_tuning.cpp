@@ -101,7 +101,7 @@ TEST(MatmulTuner, PlantedWrongResultIsRejectedAndNeverChosen) {
   req.shapes = {{33, 47, 29}};
   req.budget.count = 3;
   req.baselines = false;
-  const MatmulConfig planted = default_matmul_config(backend_name(), DType::f32);
+  const MatmulConfig planted = default_matmul_config(backend_name(), DType::f32, 33, 47, 29);  // always measured
   req.plant_wrong_result = [&](const MatmulConfig& c) { return c == planted; };
   const auto res = tune_matmul(req, nullptr, nullptr);
   bool seen = false;
@@ -217,7 +217,7 @@ TEST(TuningCache, NearestShapeIsNearestInLogSpace) {
 TEST(ConfigAuto, FallsBackFromExactToNearestToDefault) {
   TempDir dir;
   const MatmulConfig tuned = a_non_default_config();
-  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32);
+  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32, 256, 256, 256);
   auto valid = [](const MatmulConfig&) { return std::string(); };
   const TuneKey k256 = entry("bias+gelu", 256, "").key, k300 = entry("bias+gelu", 300, "").key;
 
@@ -240,6 +240,38 @@ TEST(ConfigAuto, FallsBackFromExactToNearestToDefault) {
                             dir.path.string());
   EXPECT_EQ(r.source, "default");
   EXPECT_NE(r.why.find("does not fit"), std::string::npos) << r.why;
+}
+
+TEST(ConfigAuto, ThinShapesLearnOnlyFromThinShapesAndDefaultToTheThinKernel) {
+  TempDir dir;
+  auto valid = [](const MatmulConfig&) { return std::string(); };
+  auto key = [](int64_t M, int64_t N, int64_t K) {
+    return TuneKey{"matmul", "f32->f32", "a=col,b=col,c=col", "none", {M, N, K}};
+  };
+  // No entries: a thin shape gets the thin default, a square the tile default.
+  auto r = resolve_matmul_config(key(1, 4096, 4096), DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.source, "default");
+  EXPECT_TRUE(r.config.thin) << r.config.name();
+  r = resolve_matmul_config(key(4096, 4096, 4096), DType::f32, valid, dir.path.string());
+  EXPECT_FALSE(r.config.thin) << r.config.name();
+
+  // A tuned square is nearer in log space to 16x4096x4096 than the tuned thin shape, but a thin
+  // product learns from thin products only, and a square from squares only.
+  MatmulConfig thin;
+  std::string why;
+  ASSERT_TRUE(MatmulConfig::parse(thin_search_space().front().name(), thin, why)) << why;
+  const MatmulConfig square = a_non_default_config();
+  TuningCache c = TuningCache::for_current_device(dir.path.string());
+  TuneEntry e = entry("none", 4096, square.name());
+  c.store(e);
+  e.key = key(1, 65536, 65536);
+  e.config = thin.name();
+  c.store(e);
+  r = resolve_matmul_config(key(16, 4096, 4096), DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.source, "nearest");
+  EXPECT_EQ(r.config, thin) << r.why;
+  r = resolve_matmul_config(key(2048, 2048, 2048), DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.config, square) << r.why;
 }
 
 }  // namespace

@@ -283,13 +283,15 @@ std::optional<TuneEntry> TuningCache::find_exact(const TuneKey& key) const {
   return std::nullopt;
 }
 
-std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key) const {
+std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key,
+                                                   const std::function<bool(const TuneEntry&)>& accept) const {
   const std::string fam = key.family();
   std::optional<TuneEntry> best;
   double best_d = 0.0;
   int64_t best_vol = 0;
   for (const auto& e : entries_) {
     if (e.key.family() != fam || e.key.shape.size() != key.shape.size()) continue;
+    if (accept && !accept(e)) continue;
     double d = 0.0;
     int64_t vol = 1;
     for (std::size_t i = 0; i < key.shape.size(); ++i) {

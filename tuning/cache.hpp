@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,8 +86,9 @@ class TuningCache {
 
   std::optional<TuneEntry> find_exact(const TuneKey& key) const;
   /// The entry of the same family whose shape is nearest in log space (sum over dimensions of
-  /// |log(a/b)|); ties go to the larger shape.
-  std::optional<TuneEntry> find_nearest(const TuneKey& key) const;
+  /// |log(a/b)|); ties go to the larger shape. Only entries `accept` takes count (all when empty).
+  std::optional<TuneEntry> find_nearest(const TuneKey& key,
+                                        const std::function<bool(const TuneEntry&)>& accept = nullptr) const;
 
  private:
   std::string path_;

@@ -2,7 +2,9 @@
 #include "kernels/common.hpp"
 #include "tuning/matmul_tiles.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 
 namespace tilekit {
@@ -28,6 +30,30 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
     {"hip", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
 }};
 
+// Shape classes of the default (the tuning sweeps refine each): a thin product (M or N up to
+// kThinMaxRows) takes the thin kernel; other products take the backend's tile above, or a smaller
+// menu tile when the big one leaves threads idle.
+// GPU thin teams: kThinGpuThreads threads, split into columns x K groups so that the launch holds at
+// least half the device's thread slots; host thin teams: a column block per thread, at most
+// kThinHostCols columns (the running sums stay in L1), at least kThinHostTeamsPerThread blocks per thread.
+constexpr int kThinGpuThreads = 256;
+constexpr int kThinGpuMaxKgroups = 32;
+constexpr int kThinHostCols = 256;
+constexpr int kThinHostMinCols = 16;
+constexpr int kThinHostTeamsPerThread = 4;
+// Smaller tiles, tried in order when the default tile gives fewer teams than the device runs at
+// once (GPU: SMs, taken as concurrency / 2048; host: threads).
+constexpr std::array<const char*, 2> kGpuSmallerTiles{"bm64_bn64_bk16_tm4_tn4_g8_t256_v1",
+                                                      "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
+constexpr std::array<const char*, 2> kHostSmallerTiles{"bm64_bn64_bk128_tm8_tn16_g8_t1_v1",
+                                                       "bm32_bn32_bk64_tm4_tn8_g8_t1_v1"};
+
+int64_t pow2_floor(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
 template <class... Tiles>
 std::string names(TileList<Tiles...>, const DType* input = nullptr) {
   std::string s;
@@ -52,6 +78,46 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input) {
   }
   throw std::invalid_argument("no default matmul config for backend '" + backend +
                               "' (known: serial, openmp, cuda, hip)");
+}
+
+MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K) {
+  const MatmulConfig base = default_matmul_config(backend, input);
+  const bool gpu = backend == "cuda" || backend == "hip";
+  const int64_t concurrency = std::max(1, Kokkos::DefaultExecutionSpace().concurrency());
+  const int64_t thin = std::min(M, N), L = std::max(M, N);
+  MatmulConfig c;
+  std::string why;
+  if (thin >= 1 && thin <= kThinMaxRows) {
+    c.thin = true;
+    c.group_m = 1;
+    c.team_size = c.vector_length = 0;
+    if (gpu) {
+      const int64_t want = (concurrency / 2 + L - 1) / std::max<int64_t>(L, 1);  // K groups to fill half the slots
+      int64_t g = 1;
+      while (g < want && g < kThinGpuMaxKgroups) g *= 2;
+      g = std::min(g, pow2_floor(std::max<int64_t>(K, 1)));
+      c.thin_kgroups = static_cast<int>(g);
+      c.thin_cols = static_cast<int>(kThinGpuThreads / g);
+    } else {
+      const int64_t per_team = L / (concurrency * kThinHostTeamsPerThread);
+      c.thin_cols = static_cast<int>(std::clamp<int64_t>(pow2_floor(std::max<int64_t>(per_team, 1)), kThinHostMinCols,
+                                                         kThinHostCols));
+      c.thin_kgroups = 1;
+    }
+    return c;
+  }
+  if (base.mma) return base;
+  const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency;
+  auto teams = [&](const MatmulConfig& t) { return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
+  if (teams(base) >= slots) return base;
+  MatmulConfig best = base;
+  for (const char* name : gpu ? kGpuSmallerTiles : kHostSmallerTiles) {
+    MatmulConfig t = base;
+    if (!MatmulConfig::parse(name, t, why)) throw std::logic_error(why);
+    best = t;
+    if (teams(t) >= slots) break;
+  }
+  return best;
 }
 
 std::string menu_names() { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}); }

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -124,6 +125,23 @@ using HostMatmulTiles = TileList<TileShape<64, 64, 128, 8, 16>,    // As+Bs 68 K
                                  TileShape<128, 128, 128, 8, 16>,  // default: As+Bs+sums 200 KB (f32)
                                  TileShape<32, 32, 64, 4, 8>>;     // small problems
 
+/// The thin kernel (kernels/matmul_thin.hpp), for M or N up to kThinMaxRows: the thin side of C
+/// (its "rows") is held whole in each thread's registers, rounded up to one of kThinRowClasses
+/// (one instantiation per class and type pair: 1 for matrix-vector products, 4, 16).
+constexpr int kThinMaxRows = 16;
+/// True for products the thin kernel runs by default (M or N in 1..kThinMaxRows).
+inline bool is_thin_shape(int64_t M, int64_t N) {
+  const int64_t t = M < N ? M : N;
+  return t >= 1 && t <= kThinMaxRows;
+}
+template <int... R>
+struct ThinRowList {};
+using ThinRowClasses = ThinRowList<1, 4, 16>;
+/// K values of the thin side staged in team scratch per step: GPUs (one shared copy per team, read
+/// by every thread), host (a chunk of the thin operand kept in L1 while a column block streams by).
+constexpr int kThinGpuStageK = 128;
+constexpr int kThinHostStageK = 256;
+
 /// True for execution spaces whose memory the host cannot read (GPUs).
 template <class ExecSpace>
 constexpr bool is_gpu_space() {
@@ -151,6 +169,9 @@ inline bool tile_supports(const MatmulConfig& c, DType input) {
 
 /// The default configuration for a backend ("serial", "openmp", "cuda", "hip") and input type.
 MatmulConfig default_matmul_config(const std::string& backend, DType input);
+/// The default for one problem shape: the thin kernel where M or N is at most kThinMaxRows, else the
+/// backend's default tile, or a smaller menu tile where that leaves most of the device idle.
+MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K);
 
 /// The tile names of the menu compiled for the default execution space, comma-separated.
 std::string menu_names();

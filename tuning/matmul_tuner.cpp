@@ -235,6 +235,24 @@ std::vector<MatmulConfig> matmul_search_space(DType in) {
   return out;
 }
 
+std::vector<MatmulConfig> thin_search_space() {
+  // GPU: teams of 128..512 threads split into columns x K groups; host: column blocks of one thread.
+  std::vector<MatmulConfig> out;
+  auto add = [&](int cols, int kgroups) {
+    MatmulConfig c;
+    std::string why;
+    MatmulConfig::parse(fmt::format("thin_l{}_k{}", cols, kgroups), c, why);
+    out.push_back(c);
+  };
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+    for (int threads : {128, 256, 512})
+      for (int g = 1; g <= 32; g *= 2) add(threads / g, g);
+  } else {
+    for (int cols = 16; cols <= 1024; cols *= 2) add(cols, 1);
+  }
+  return out;
+}
+
 std::string MatmulLayouts::str() const {
   return fmt::format("a={},b={},c={}", a_col ? "col" : "row", b_col ? "col" : "row", c_col ? "col" : "row");
 }
@@ -247,19 +265,32 @@ TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epil
 
 MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, const TuneProgress& progress) {
   MatmulTuneResult res;
-  const std::vector<MatmulConfig> space = matmul_search_space(req.in);
-  const std::vector<int> order = candidate_order(int(space.size()), req.strategy, req.budget, req.seed);
-  const MatmulConfig def = default_matmul_config(backend_name(), req.in);
-  int per_shape = 1;
-  for (int i : order) per_shape += space[i] == def ? 0 : 1;
-  per_shape = std::min<int>(per_shape, int(order.size()) + 1) + int(req.extra_candidates.size());
-  const int total = per_shape * int(req.shapes.size());
+  // Two spaces by shape class: thin products (M or N up to kThinMaxRows) try thin configs, the
+  // others the tile menu; each shape's default is the shape-aware one.
+  const std::vector<MatmulConfig> tile_space = matmul_search_space(req.in);
+  const std::vector<MatmulConfig> thin_space = thin_search_space();
+  const std::vector<int> tile_order = candidate_order(int(tile_space.size()), req.strategy, req.budget, req.seed);
+  const std::vector<int> thin_order = candidate_order(int(thin_space.size()), req.strategy, req.budget, req.seed);
+  auto picks_of = [&](const std::array<int64_t, 3>& shape) {
+    const bool thin = is_thin_shape(shape[0], shape[1]);
+    const MatmulConfig def = default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2]);
+    const auto& space = thin ? thin_space : tile_space;
+    const auto& order = thin ? thin_order : tile_order;
+    int n = 1;
+    for (int i : order) n += space[i] == def ? 0 : 1;
+    return std::min<int>(n, int(order.size()) + 1) + int(req.extra_candidates.size());
+  };
+  int total = 0;
+  for (const auto& shape : req.shapes) total += picks_of(shape);
   int done = 0;
   for (const auto& shape : req.shapes) {
     ShapeSummary sum;
+    const bool thin = is_thin_shape(shape[0], shape[1]);
+    const MatmulConfig def = default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2]);
     with_type_pair(req.in, req.out, [&](auto tin, auto tout) {
-      sweep_shape<typename decltype(tin)::type, typename decltype(tout)::type>(req, shape, space, order, def, res,
-                                                                                sum, cache, progress, done, total);
+      sweep_shape<typename decltype(tin)::type, typename decltype(tout)::type>(
+          req, shape, thin ? thin_space : tile_space, thin ? thin_order : tile_order, def, res, sum, cache, progress,
+          done, total);
     });
     res.shapes.push_back(sum);
   }
@@ -293,7 +324,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   auto usable = [&](const std::optional<TuneEntry>& e, MatmulConfig& cfg) {
     if (!e) return false;
     std::string why;
-    cfg = default_matmul_config(backend_name(), in);
+    cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
     if (!MatmulConfig::parse(e->config, cfg, why) || !(why = valid(cfg)).empty()) {
       skipped += fmt::format("tuned config {} for {} not usable: {}; ", e->config, e->key.str(), why);
       return false;
@@ -306,13 +337,18 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     r.why = fmt::format("{}tuned for this exact shape ({:.3f} TFLOP/s measured {})", skipped, exact->rate, exact->date);
     return r;
   }
-  const auto near = tuned.find_nearest(key);
+  // The nearest tuned shape of the same class: thin products (M or N up to kThinMaxRows) learn only
+  // from thin ones, blocked ones from blocked ones.
+  const auto near = tuned.find_nearest(key, [&](const TuneEntry& e) {
+    return e.key.shape.size() == 3 && is_thin_shape(e.key.shape[0], e.key.shape[1]) ==
+                                          is_thin_shape(key.shape[0], key.shape[1]);
+  });
   if (usable(near, r.config)) {
     r.source = "nearest";
     r.why = fmt::format("{}no entry for {}; nearest tuned shape is {}", skipped, key.str(), near->key.str());
     return r;
   }
-  r.config = default_matmul_config(backend_name(), in);
+  r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
   r.source = "default";
   r.why = fmt::format("{}no tuned entry for {} in {} or the shipped results; using the {} default", skipped,
                       key.family(), tuned.path(), backend_name());

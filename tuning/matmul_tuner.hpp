@@ -25,6 +25,9 @@ namespace tuning {
 /// allows (GPU: team_size x vector_length = threads per tile, vector_length in 1..32, tensor-core
 /// tiles one warp per team member; host: vector_length 1, team_size 1, 2, 4, ... up to concurrency).
 std::vector<MatmulConfig> matmul_search_space(DType in);
+/// The thin configs the tuner tries for thin products (M or N up to kThinMaxRows): GPU teams of 128,
+/// 256 or 512 threads split into columns x K groups (1..32); host column blocks of 16..1024.
+std::vector<MatmulConfig> thin_search_space();
 
 /// Storage order of op(A), op(B) and C: true = column-major (contiguous along rows).
 struct MatmulLayouts {

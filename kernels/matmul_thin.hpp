@@ -1,0 +1,359 @@
+// tilekit thin matmul: C = alpha op(A) op(B) + beta C (+ bias, activation) when M or N is at most
+// tuning::kThinMaxRows: matrix-vector products (M = 1 or N = 1), batch-1..16 inference layers, any
+// product whose output is a few rows or columns. A blocked tile would compute (and on CPUs stage)
+// BM rows for each one that exists; here the cost follows M N K and the big operand is read once.
+// Include only from the instantiation units, through matmul_impl.hpp.
+//
+// The product is read as Y (R x L) = X (R x K) W (K x L), R the thin side:
+//   M <= N: Y = C,   X = op(A),   W = op(B)
+//   M >  N: Y = C^T, X = op(B)^T, W = op(A)^T     (transposes are stride swaps, no copies)
+// W is the big operand, streamed once; X is small and reused by every column of Y.
+//
+// Loop nest, outermost first:
+//   league : one team per block of `cols` columns of Y
+//   kc     : K in chunks; the team stages X(:, chunk) in scratch
+//   GPU    : thread (l, g) accumulates column l over the chunk's k = g, g + G, ... (G = kgroups) in
+//            RR registers; its lanes run along K when W is contiguous along K (each warp reads
+//            whole K runs of one column), else along L (consecutive columns), so W loads coalesce
+//   host   : the team's one thread walks its column block: rows of W as contiguous runs when W is
+//            contiguous along L (axpy form, the inner loop vectorises over columns), dot products
+//            of K-contiguous columns otherwise (partial sums across SIMD lanes)
+//   end    : GPU: the G partial sums of each output are added in a fixed order (deterministic: the
+//            same config gives bitwise the same C); then alpha/beta, bias, activation, downcast.
+//
+// Why the backends differ: a GPU team has hundreds of threads and must split both L and K among
+// them to keep enough loads in flight; a host team is one thread, which vectorises along whichever
+// dimension of W is contiguous.
+#pragma once
+
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_team.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <type_traits>
+
+// Unrolling pragmas for the device passes only (host compilers warn about unknown pragmas).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define TILEKIT_THIN_UNROLL _Pragma("unroll")
+#define TILEKIT_THIN_UNROLL4 _Pragma("unroll 4")
+#else
+#define TILEKIT_THIN_UNROLL
+#define TILEKIT_THIN_UNROLL4
+#endif
+
+namespace tilekit {
+namespace detail {
+
+/// The thin view Y = X W of a problem (see the header comment). Valid when min(M, N) <= kThinMaxRows.
+template <class TIn, class TOut>
+struct ThinOperands {
+  StridedMatrix<const TIn> x, w;  ///< X: rows x K, W: K x L
+  StridedMatrix<TOut> y;          ///< rows x L
+  int rows = 0;                   ///< the thin side, min(M, N)
+  int64_t L = 0, K = 0;
+  bool bias_on_rows = false;      ///< Y = C^T: the bias (one value per column of C) follows Y's rows
+
+  static ThinOperands of(const MatmulProblem<TIn, TOut>& p) {
+    ThinOperands t;
+    t.K = p.K;
+    if (p.M <= p.N) {
+      t.x = p.a;
+      t.w = p.b;
+      t.y = p.c;
+      t.rows = static_cast<int>(p.M);
+      t.L = p.N;
+    } else {
+      t.x = p.b.transposed();
+      t.w = p.a.transposed();
+      t.y = p.c.transposed();
+      t.rows = static_cast<int>(p.N);
+      t.L = p.M;
+      t.bias_on_rows = true;
+    }
+    return t;
+  }
+};
+
+/// The team shape of a thin config on backend class `gpu`: GPUs run cols x kgroups threads per team
+/// as team_size x 32 vector lanes; host teams are one thread.
+struct ThinTeamShape {
+  int team_size, vector_length;
+};
+inline ThinTeamShape thin_team_shape(const MatmulConfig& cfg, bool gpu) {
+  if (!gpu) return {1, 1};
+  const int threads = cfg.thin_cols * cfg.thin_kgroups;
+  return {threads / 32, 32};
+}
+
+template <class ExecSpace, int RR, class TIn, class TOut>
+struct ThinMatmul {
+  using compute = typename TypeTraits<TIn>::compute;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  static constexpr bool kGpu = tuning::is_gpu_space<ExecSpace>();
+  static constexpr int kScratchLevel = kGpu ? 0 : 1;
+  static constexpr int kStageK = kGpu ? tuning::kThinGpuStageK : tuning::kThinHostStageK;
+  // GPU: staged X is k-major, RP values per k. With 16 rows the pitch is padded to 20 so that lanes
+  // reading consecutive k (lanes along K) hit distinct banks; rows stay 16-byte aligned.
+  static constexpr int RP = RR >= 8 ? RR + 4 : RR;
+  // Host dot form: SIMD lanes of partial sums (one 64-byte vector of the compute type).
+  static constexpr int kLanes = 64 / int(sizeof(compute)) > 0 ? 64 / int(sizeof(compute)) : 1;
+
+  ThinOperands<TIn, TOut> t;
+  compute alpha, beta;
+  const compute* bias;
+  Activation act;
+  int cols, kgroups;
+  bool lanes_along_k;  ///< GPU: W contiguous along K
+  int vector_length;
+
+  /// Scratch per team: GPU: the staged X chunk, reused for the K-group partial sums at the end;
+  /// host: RR x cols running sums and the staged X chunk. +16: the base is aligned up to 16 bytes.
+  static std::size_t scratch_bytes(int cols, int kgroups) {
+    const std::size_t elems = kGpu ? std::max<std::size_t>(std::size_t(kStageK) * RP, std::size_t(kgroups) * cols * RR)
+                                   : std::size_t(RR) * cols + std::size_t(kStageK) * RR;
+    return elems * sizeof(compute) + 16;
+  }
+
+  KOKKOS_INLINE_FUNCTION void store(int i, int64_t l, compute s) const {
+    compute v = alpha * s;
+    TOut& out = t.y(i, l);
+    if (beta != compute(0)) v += beta * convert<compute>(out);  // beta == 0: C is not read
+    if (bias) v += bias[t.bias_on_rows ? int64_t(i) : l];
+    out = convert<TOut>(activate(act, v));
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int level = kScratchLevel;
+    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes(cols, kgroups)));
+    compute* scratch = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    const int64_t l0 = int64_t(team.league_rank()) * cols;
+    if constexpr (kGpu)
+      run_gpu(team, scratch, l0);
+    else
+      run_host(scratch, l0);
+  }
+
+  // ---- GPU ---------------------------------------------------------------------------------------
+  KOKKOS_INLINE_FUNCTION void run_gpu(const member_type& team, compute* Xs, int64_t l0) const {
+    const int nthreads = cols * kgroups;
+    const int tid = team.team_rank() * vector_length + vector_lane();
+    const int l = lanes_along_k ? tid / kgroups : tid % cols;
+    const int g = lanes_along_k ? tid % kgroups : tid / cols;
+    const int64_t gl = l0 + l;
+    const bool active = gl < t.L;
+    const bool x_rows_contig = t.x.rs == 1 && t.x.cs != 1;  // X contiguous along its rows
+    compute acc[RR];
+TILEKIT_THIN_UNROLL
+    for (int i = 0; i < RR; ++i) acc[i] = compute(0);
+
+    for (int64_t k0 = 0; k0 < t.K; k0 += kStageK) {  // K chunks: stage X, then every column's share
+      const int kn = static_cast<int>(t.K - k0 < kStageK ? t.K - k0 : kStageK);
+      // Xs[k][i] = X(i, k0 + k); rows past the thin side are 0. Consecutive threads take the
+      // dimension that is contiguous in X.
+      for (int e = tid; e < kn * RR; e += nthreads) {
+        const int i = x_rows_contig ? e % RR : e / kn;
+        const int k = x_rows_contig ? e / RR : e % kn;
+        Xs[k * RP + i] = i < t.rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
+      }
+      team.team_barrier();
+      if (active) {
+        const TIn* wp = t.w.data + k0 * t.w.rs + gl * t.w.cs;
+        const int64_t ws = t.w.rs;
+TILEKIT_THIN_UNROLL4
+        for (int k = g; k < kn; k += kgroups) {
+          const compute wv = convert<compute>(wp[k * ws]);
+          compute xv[RR];
+          read_x(Xs + k * RP, xv);
+TILEKIT_THIN_UNROLL
+          for (int i = 0; i < RR; ++i) acc[i] += xv[i] * wv;
+        }
+      }
+      team.team_barrier();  // the next chunk overwrites Xs
+    }
+
+    // The K groups' partial sums, added in group order.
+    compute* red = Xs;
+TILEKIT_THIN_UNROLL
+    for (int i = 0; i < RR; ++i) red[(g * cols + l) * RR + i] = acc[i];
+    team.team_barrier();
+    const bool rows_fastest = t.y.cs != 1;  // consecutive threads along Y's contiguous dimension
+    for (int e = tid; e < cols * t.rows; e += nthreads) {
+      const int ll = rows_fastest ? e / t.rows : e % cols;
+      const int i = rows_fastest ? e % t.rows : e / cols;
+      if (l0 + ll >= t.L) continue;
+      compute s = compute(0);
+      for (int gg = 0; gg < kgroups; ++gg) s += red[(gg * cols + ll) * RR + i];
+      store(i, l0 + ll, s);
+    }
+  }
+
+  // RR consecutive staged values: 16-byte vector reads where they fill whole vectors (the pitch
+  // and the scratch base are 16-byte aligned).
+  KOKKOS_INLINE_FUNCTION static void read_x(const compute* src, compute (&dst)[RR]) {
+    constexpr int per16 = 16 / int(sizeof(compute));
+    if constexpr (16 % sizeof(compute) == 0 && RR % per16 == 0 && RP % per16 == 0) {
+      struct alignas(16) Vec {
+        compute v[per16];
+      };
+TILEKIT_THIN_UNROLL
+      for (int q = 0; q < RR / per16; ++q) {
+        const Vec x = reinterpret_cast<const Vec*>(src)[q];
+TILEKIT_THIN_UNROLL
+        for (int u = 0; u < per16; ++u) dst[q * per16 + u] = x.v[u];
+      }
+    } else {
+TILEKIT_THIN_UNROLL
+      for (int i = 0; i < RR; ++i) dst[i] = src[i];
+    }
+  }
+
+  // ---- host --------------------------------------------------------------------------------------
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+  // Register blocks with GCC vector types (as the host micro-kernel in matmul_impl.hpp: left to the
+  // auto-vectoriser, the per-row loops over a column block paid their loop overhead on every k).
+  // Used when W holds the compute type itself (f32, f64); other inputs take the scalar loops.
+  static constexpr bool kHostBlocks = std::is_same<TIn, compute>::value;
+  static constexpr int VW = 64 / int(sizeof(compute));  // lanes per 64-byte vector
+  typedef compute vec_t __attribute__((vector_size(64)));
+  typedef compute vec_u __attribute__((vector_size(64), aligned(alignof(compute))));  // unaligned
+  // Axpy form: RB rows x NV vectors of columns of Y in registers across the whole K chunk.
+  static constexpr int kAxpyRows = RR < 8 ? RR : 8;
+  static constexpr int kAxpyVecs = 2;
+  // Dot form: RB rows x CB columns of Y, each a vector of partial sums along K.
+  static constexpr int kDotRows = RR < 4 ? RR : 4;
+  static constexpr int kDotCols = 4;
+
+  /// sums(r0.., c0..) += X(r0.., chunk) W(chunk, c0..) for kAxpyRows rows, kAxpyVecs * VW columns.
+  __attribute__((noinline)) static void axpy_block(const compute* Xs, const compute* w, int64_t ws, int kn,
+                                                   compute* sums, int cols, int rows_left) {
+    vec_t acc[kAxpyRows][kAxpyVecs] = {};
+    for (int k = 0; k < kn; ++k) {
+      vec_t b[kAxpyVecs];
+#pragma GCC unroll 4
+      for (int v = 0; v < kAxpyVecs; ++v) b[v] = reinterpret_cast<const vec_u*>(w + k * ws)[v];
+#pragma GCC unroll 8
+      for (int r = 0; r < kAxpyRows; ++r) {
+        const vec_t a = Xs[k * RR + r] - vec_t{};  // broadcast (x - 0 == x)
+#pragma GCC unroll 4
+        for (int v = 0; v < kAxpyVecs; ++v) acc[r][v] += a * b[v];
+      }
+    }
+    for (int r = 0; r < kAxpyRows && r < rows_left; ++r)
+      for (int v = 0; v < kAxpyVecs; ++v) reinterpret_cast<vec_u*>(sums + r * cols)[v] += acc[r][v];
+  }
+
+  /// sums(r0.., c0..) += X(r0.., chunk) W(chunk, c0..) for kDotRows rows, kDotCols columns, W columns
+  /// contiguous along K (stride wcs between columns).
+  __attribute__((noinline)) static void dot_block(const compute* Xs, const compute* w, int64_t wcs, int kn,
+                                                  compute* sums, int cols, int rows_left) {
+    vec_t acc[kDotRows][kDotCols] = {};
+    int k = 0;
+    for (; k + VW <= kn; k += VW) {
+      vec_t b[kDotCols], a[kDotRows];
+#pragma GCC unroll 4
+      for (int c = 0; c < kDotCols; ++c) b[c] = *reinterpret_cast<const vec_u*>(w + c * wcs + k);
+#pragma GCC unroll 4
+      for (int r = 0; r < kDotRows; ++r) a[r] = *reinterpret_cast<const vec_u*>(Xs + r * kStageK + k);
+#pragma GCC unroll 4
+      for (int r = 0; r < kDotRows; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < kDotCols; ++c) acc[r][c] += a[r] * b[c];
+    }
+    for (int r = 0; r < kDotRows && r < rows_left; ++r)
+      for (int c = 0; c < kDotCols; ++c) {
+        compute s = compute(0);
+        for (int u = 0; u < VW; ++u) s += acc[r][c][u];
+        for (int kk = k; kk < kn; ++kk) s += Xs[r * kStageK + kk] * w[c * wcs + kk];
+        sums[r * cols + c] += s;
+      }
+  }
+#else
+  static constexpr bool kHostBlocks = false;
+  static constexpr int VW = 1, kAxpyRows = 1, kAxpyVecs = 1, kDotRows = 1, kDotCols = 1;
+  static void axpy_block(const compute*, const compute*, int64_t, int, compute*, int, int) {}
+  static void dot_block(const compute*, const compute*, int64_t, int, compute*, int, int) {}
+#endif
+
+  void run_host(compute* scratch, int64_t l0) const {
+    const int cn = static_cast<int>(t.L - l0 < cols ? t.L - l0 : cols);
+    const int rows = t.rows;
+    compute* sums = scratch;            // rows x cols running sums
+    compute* Xs = scratch + RR * cols;  // the staged X chunk, rows past the thin side zero
+    for (int e = 0; e < RR * cols; ++e) sums[e] = compute(0);
+    const bool axpy = t.w.cs == 1;               // W rows contiguous along L
+    const bool dot = !axpy && t.w.rs == 1;       // W columns contiguous along K
+    for (int64_t k0 = 0; k0 < t.K; k0 += kStageK) {
+      const int kn = static_cast<int>(t.K - k0 < kStageK ? t.K - k0 : kStageK);
+      if (dot) {
+        // Xs[i][k]: each row of the chunk contiguous, to meet W's contiguous columns.
+        for (int i = 0; i < RR; ++i)
+          for (int k = 0; k < kn; ++k) Xs[i * kStageK + k] = i < rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
+        int l = 0;
+        if constexpr (kHostBlocks) {  // register blocks of kDotCols columns x kDotRows rows
+          for (; l + kDotCols <= cn; l += kDotCols)
+            for (int r0 = 0; r0 < rows; r0 += kDotRows)
+              dot_block(Xs + r0 * kStageK, reinterpret_cast<const compute*>(t.w.data) + k0 + (l0 + l) * t.w.cs,
+                        t.w.cs, kn, sums + r0 * cols + l, cols, rows - r0);
+        }
+        for (; l < cn; ++l) {  // the rest, one column at a time
+          const TIn* wcol = t.w.data + k0 + (l0 + l) * t.w.cs;
+          for (int i = 0; i < rows; ++i) {
+            const compute* xr = Xs + i * kStageK;
+            compute part[kLanes] = {};  // independent partial sums: the loop vectorises along K
+            int k = 0;
+            for (; k + kLanes <= kn; k += kLanes)
+              for (int u = 0; u < kLanes; ++u) part[u] += xr[k + u] * convert<compute>(wcol[k + u]);
+            compute s = compute(0);
+            for (int u = 0; u < kLanes; ++u) s += part[u];
+            for (; k < kn; ++k) s += xr[k] * convert<compute>(wcol[k]);
+            sums[i * cols + l] += s;
+          }
+        }
+      } else {
+        // Xs[k][i]; each row of W's chunk is streamed once and used for every row of Y.
+        for (int k = 0; k < kn; ++k)
+          for (int i = 0; i < RR; ++i) Xs[k * RR + i] = i < rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
+        int l = 0;
+        if constexpr (kHostBlocks) {  // register blocks of kAxpyVecs vectors of columns x kAxpyRows rows
+          constexpr int CB = kAxpyVecs * VW;
+          if (axpy)
+            for (; l + CB <= cn; l += CB)
+              for (int r0 = 0; r0 < rows; r0 += kAxpyRows)
+                axpy_block(Xs + r0, reinterpret_cast<const compute*>(t.w.data) + k0 * t.w.rs + (l0 + l), t.w.rs, kn,
+                           sums + r0 * cols + l, cols, rows - r0);
+        }
+        const int lb = l;  // the columns past the register blocks (or all, for other strides)
+        for (int k = 0; k < kn; ++k) {
+          const TIn* wrow = t.w.data + (k0 + k) * t.w.rs + l0 * t.w.cs;
+          for (int i = 0; i < rows; ++i) {
+            const compute x = Xs[k * RR + i];
+            compute* s = sums + i * cols;
+            for (int c = lb; c < cn; ++c) s[c] += x * convert<compute>(wrow[c * t.w.cs]);
+          }
+        }
+      }
+    }
+    for (int i = 0; i < rows; ++i)
+      for (int l = 0; l < cn; ++l) store(i, l0 + l, sums[i * cols + l]);
+  }
+};
+
+/// Calls f(std::integral_constant<int, RR>{}) for the smallest row class holding `rows`.
+template <class F, int... R>
+void dispatch_thin_rows(tuning::ThinRowList<R...>, int rows, F&& f) {
+  bool found = false;
+  auto try_one = [&](auto rr) {
+    if (!found && rows <= decltype(rr)::value) {
+      found = true;
+      f(rr);
+    }
+  };
+  (try_one(std::integral_constant<int, R>{}), ...);
+}
+
+}  // namespace detail
+}  // namespace tilekit
