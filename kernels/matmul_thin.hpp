@@ -112,9 +112,9 @@ struct ThinMatmul {
 
   /// Scratch per team: GPU: the staged X chunk, reused for the K-group partial sums at the end;
   /// host: RR x cols running sums and the staged X chunk. +16: the base is aligned up to 16 bytes.
-  static std::size_t scratch_bytes(int cols, int kgroups) {
-    const std::size_t elems = kGpu ? std::max<std::size_t>(std::size_t(kStageK) * RP, std::size_t(kgroups) * cols * RR)
-                                   : std::size_t(RR) * cols + std::size_t(kStageK) * RR;
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int cols, int kgroups) {
+    const std::size_t stage = std::size_t(kStageK) * RP, partial = std::size_t(kgroups) * cols * RR;
+    const std::size_t elems = kGpu ? (stage > partial ? stage : partial) : std::size_t(RR) * cols + std::size_t(kStageK) * RR;
     return elems * sizeof(compute) + 16;
   }
 
