@@ -505,7 +505,8 @@ void launch_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, con
     using F = typename decltype(tag)::type;
     const F f = make_thin_functor<TIn, TOut, F>(p, cfg);
     const ThinTeamShape shape = thin_team_shape(cfg, F::kGpu);
-    const int league = static_cast<int>((f.t.L + cfg.thin_cols - 1) / cfg.thin_cols);
+    const int64_t block = int64_t(cfg.thin_cols) * F::CPT;  // columns of Y per team
+    const int league = static_cast<int>((f.t.L + block - 1) / block);
     typename F::policy_type policy(space, league, shape.team_size, shape.vector_length);
     policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups)));
     Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),

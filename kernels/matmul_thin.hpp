@@ -10,11 +10,12 @@
 // W is the big operand, streamed once; X is small and reused by every column of Y.
 //
 // Loop nest, outermost first:
-//   league : one team per block of `cols` columns of Y
+//   league : one team per block of cols x CPT columns of Y (CPT columns per GPU thread, 1 on hosts)
 //   kc     : K in chunks; the team stages X(:, chunk) in scratch
-//   GPU    : thread (l, g) accumulates column l over the chunk's k = g, g + G, ... (G = kgroups) in
-//            RR registers; its lanes run along K when W is contiguous along K (each warp reads
-//            whole K runs of one column), else along L (consecutive columns), so W loads coalesce
+//   GPU    : thread (l, g) accumulates CPT columns (l + c cols) over the chunk's k = g, g + G, ...
+//            (G = kgroups) in RR x CPT registers; its lanes run along K when W is contiguous along K
+//            (each warp reads whole K runs of one column), else along L (consecutive columns), so W
+//            loads coalesce
 //   host   : the team's one thread walks its column block: rows of W as contiguous runs when W is
 //            contiguous along L (axpy form, the inner loop vectorises over columns), dot products
 //            of K-contiguous columns otherwise (partial sums across SIMD lanes)
@@ -95,10 +96,14 @@ struct ThinMatmul {
   using member_type = typename policy_type::member_type;
   static constexpr bool kGpu = tuning::is_gpu_space<ExecSpace>();
   static constexpr int kScratchLevel = kGpu ? 0 : 1;
-  static constexpr int kStageK = kGpu ? tuning::kThinGpuStageK : tuning::kThinHostStageK;
   // GPU: staged X is k-major, RP values per k. With 16 rows the pitch is padded to 20 so that lanes
   // reading consecutive k (lanes along K) hit distinct banks; rows stay 16-byte aligned.
   static constexpr int RP = RR >= 8 ? RR + 4 : RR;
+  // K values staged per step: GPU, as many as fill tuning::kThinGpuStageElems (a power of two);
+  // host, tuning::kThinHostStageK.
+  static constexpr int kStageK = kGpu ? tuning::thin_gpu_stage_k(RP) : tuning::kThinHostStageK;
+  /// GPU: columns per thread (1 on host backends, whose team thread walks the whole block).
+  static constexpr int CPT = kGpu ? tuning::thin_gpu_columns_per_thread(RR) : 1;
   // Host dot form: SIMD lanes of partial sums (one 64-byte vector of the compute type).
   static constexpr int kLanes = 64 / int(sizeof(compute)) > 0 ? 64 / int(sizeof(compute)) : 1;
 
@@ -114,6 +119,7 @@ struct ThinMatmul {
   /// host: RR x cols running sums and the staged X chunk. +16: the base is aligned up to 16 bytes.
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int cols, int kgroups) {
     const std::size_t stage = std::size_t(kStageK) * RP, partial = std::size_t(kgroups) * cols * RR;
+    // (GPU: the partial sums reuse the stage's space, one column set at a time)
     const std::size_t elems = kGpu ? (stage > partial ? stage : partial) : std::size_t(RR) * cols + std::size_t(kStageK) * RR;
     return elems * sizeof(compute) + 16;
   }
@@ -130,7 +136,7 @@ struct ThinMatmul {
     const int level = kScratchLevel;
     char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes(cols, kgroups)));
     compute* scratch = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
-    const int64_t l0 = int64_t(team.league_rank()) * cols;
+    const int64_t l0 = int64_t(team.league_rank()) * cols * CPT;
     if constexpr (kGpu)
       run_gpu(team, scratch, l0);
     else
@@ -138,17 +144,23 @@ struct ThinMatmul {
   }
 
   // ---- GPU ---------------------------------------------------------------------------------------
+  // Thread (l, g) owns columns l, l + cols, ..., l + (CPT - 1) cols of the team's block: each staged X
+  // value read from scratch serves CPT columns (with 16 rows, scratch reads, not DRAM, bounded the
+  // one-column version).
   KOKKOS_INLINE_FUNCTION void run_gpu(const member_type& team, compute* Xs, int64_t l0) const {
     const int nthreads = cols * kgroups;
     const int tid = team.team_rank() * vector_length + vector_lane();
     const int l = lanes_along_k ? tid / kgroups : tid % cols;
     const int g = lanes_along_k ? tid % kgroups : tid / cols;
-    const int64_t gl = l0 + l;
-    const bool active = gl < t.L;
     const bool x_rows_contig = t.x.rs == 1 && t.x.cs != 1;  // X contiguous along its rows
-    compute acc[RR];
+    compute acc[CPT][RR];
 TILEKIT_THIN_UNROLL
-    for (int i = 0; i < RR; ++i) acc[i] = compute(0);
+    for (int c = 0; c < CPT; ++c)
+TILEKIT_THIN_UNROLL
+      for (int i = 0; i < RR; ++i) acc[c][i] = compute(0);
+    int ncols = 0;  // this thread's columns inside L
+TILEKIT_THIN_UNROLL
+    for (int c = 0; c < CPT; ++c) ncols += l0 + l + int64_t(c) * cols < t.L ? 1 : 0;
 
     for (int64_t k0 = 0; k0 < t.K; k0 += kStageK) {  // K chunks: stage X, then every column's share
       const int kn = static_cast<int>(t.K - k0 < kStageK ? t.K - k0 : kStageK);
@@ -160,34 +172,55 @@ TILEKIT_THIN_UNROLL
         Xs[k * RP + i] = i < t.rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
       }
       team.team_barrier();
-      if (active) {
-        const TIn* wp = t.w.data + k0 * t.w.rs + gl * t.w.cs;
-        const int64_t ws = t.w.rs;
+      const TIn* wp = t.w.data + k0 * t.w.rs + (l0 + l) * t.w.cs;
+      const int64_t ws = t.w.rs, wc = int64_t(cols) * t.w.cs;
+      if (ncols == CPT) {
 TILEKIT_THIN_UNROLL4
         for (int k = g; k < kn; k += kgroups) {
-          const compute wv = convert<compute>(wp[k * ws]);
+          compute wv[CPT];
+TILEKIT_THIN_UNROLL
+          for (int c = 0; c < CPT; ++c) wv[c] = convert<compute>(wp[k * ws + c * wc]);
           compute xv[RR];
           read_x(Xs + k * RP, xv);
 TILEKIT_THIN_UNROLL
-          for (int i = 0; i < RR; ++i) acc[i] += xv[i] * wv;
+          for (int c = 0; c < CPT; ++c)
+TILEKIT_THIN_UNROLL
+            for (int i = 0; i < RR; ++i) acc[c][i] += xv[i] * wv[c];
+        }
+      } else if (ncols > 0) {  // the last block's edge
+        for (int k = g; k < kn; k += kgroups) {
+          compute xv[RR];
+          read_x(Xs + k * RP, xv);
+TILEKIT_THIN_UNROLL
+          for (int c = 0; c < CPT; ++c) {
+            if (c >= ncols) break;
+            const compute wv = convert<compute>(wp[k * ws + c * wc]);
+TILEKIT_THIN_UNROLL
+            for (int i = 0; i < RR; ++i) acc[c][i] += xv[i] * wv;
+          }
         }
       }
       team.team_barrier();  // the next chunk overwrites Xs
     }
 
-    // The K groups' partial sums, added in group order.
+    // The K groups' partial sums, added in group order, one of the CPT column sets at a time.
     compute* red = Xs;
-TILEKIT_THIN_UNROLL
-    for (int i = 0; i < RR; ++i) red[(g * cols + l) * RR + i] = acc[i];
-    team.team_barrier();
     const bool rows_fastest = t.y.cs != 1;  // consecutive threads along Y's contiguous dimension
-    for (int e = tid; e < cols * t.rows; e += nthreads) {
-      const int ll = rows_fastest ? e / t.rows : e % cols;
-      const int i = rows_fastest ? e % t.rows : e / cols;
-      if (l0 + ll >= t.L) continue;
-      compute s = compute(0);
-      for (int gg = 0; gg < kgroups; ++gg) s += red[(gg * cols + ll) * RR + i];
-      store(i, l0 + ll, s);
+TILEKIT_THIN_UNROLL
+    for (int c = 0; c < CPT; ++c) {
+TILEKIT_THIN_UNROLL
+      for (int i = 0; i < RR; ++i) red[(g * cols + l) * RR + i] = acc[c][i];
+      team.team_barrier();
+      const int64_t lc = l0 + int64_t(c) * cols;  // first column of this set
+      for (int e = tid; e < cols * t.rows; e += nthreads) {
+        const int ll = rows_fastest ? e / t.rows : e % cols;
+        const int i = rows_fastest ? e % t.rows : e / cols;
+        if (lc + ll >= t.L) continue;
+        compute s = compute(0);
+        for (int gg = 0; gg < kgroups; ++gg) s += red[(gg * cols + ll) * RR + i];
+        store(i, lc + ll, s);
+      }
+      team.team_barrier();  // red is rewritten by the next set
     }
   }
 

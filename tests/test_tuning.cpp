@@ -41,6 +41,8 @@ TuneEntry entry(const std::string& family_epilogue, int64_t n, const std::string
   return e;
 }
 
+MatmulConfig def_square() { return default_matmul_config(backend_name(), DType::f32, 4096, 4096, 4096); }
+
 MatmulConfig a_non_default_config() {
   const MatmulConfig def = default_matmul_config(backend_name(), DType::f32);
   for (const auto& c : matmul_search_space(DType::f32))
@@ -217,26 +219,26 @@ TEST(TuningCache, NearestShapeIsNearestInLogSpace) {
 TEST(ConfigAuto, FallsBackFromExactToNearestToDefault) {
   TempDir dir;
   const MatmulConfig tuned = a_non_default_config();
-  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32, 256, 256, 256);
+  const MatmulConfig def = default_matmul_config(backend_name(), DType::f32, 512, 512, 512);
   auto valid = [](const MatmulConfig&) { return std::string(); };
-  const TuneKey k256 = entry("bias+gelu", 256, "").key, k300 = entry("bias+gelu", 300, "").key;
+  const TuneKey k512 = entry("bias+gelu", 512, "").key, k600 = entry("bias+gelu", 600, "").key;
 
-  auto r = resolve_matmul_config(k256, DType::f32, valid, dir.path.string());
+  auto r = resolve_matmul_config(k512, DType::f32, valid, dir.path.string());
   EXPECT_EQ(r.source, "default");
   EXPECT_EQ(r.config, def);
 
   TuningCache c = TuningCache::for_current_device(dir.path.string());
-  c.store(entry("bias+gelu", 256, tuned.name()));
-  r = resolve_matmul_config(k256, DType::f32, valid, dir.path.string());
+  c.store(entry("bias+gelu", 512, tuned.name()));
+  r = resolve_matmul_config(k512, DType::f32, valid, dir.path.string());
   EXPECT_EQ(r.source, "exact");
   EXPECT_EQ(r.config, tuned);
-  r = resolve_matmul_config(k300, DType::f32, valid, dir.path.string());
+  r = resolve_matmul_config(k600, DType::f32, valid, dir.path.string());
   EXPECT_EQ(r.source, "nearest");
   EXPECT_EQ(r.config, tuned);
-  EXPECT_NE(r.why.find("256x256x256"), std::string::npos) << r.why;
+  EXPECT_NE(r.why.find("512x512x512"), std::string::npos) << r.why;
 
   // A tuned config the problem rejects is skipped, and the reason is said.
-  r = resolve_matmul_config(k256, DType::f32, [](const MatmulConfig&) { return std::string("does not fit"); },
+  r = resolve_matmul_config(k512, DType::f32, [](const MatmulConfig&) { return std::string("does not fit"); },
                             dir.path.string());
   EXPECT_EQ(r.source, "default");
   EXPECT_NE(r.why.find("does not fit"), std::string::npos) << r.why;
@@ -272,6 +274,15 @@ TEST(ConfigAuto, ThinShapesLearnOnlyFromThinShapesAndDefaultToTheThinKernel) {
   EXPECT_EQ(r.config, thin) << r.why;
   r = resolve_matmul_config(key(2048, 2048, 2048), DType::f32, valid, dir.path.string());
   EXPECT_EQ(r.config, square) << r.why;
+  // A shallow K (the store of C dominates) neither stands in for a deep one nor takes its config.
+  e.key = key(8192, 8192, 16);
+  e.config = square.name();
+  c.store(e);
+  c.store(entry("none", 4096, def_square().name()));
+  r = resolve_matmul_config(key(8192, 8192, 32), DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.config, square) << r.why;
+  r = resolve_matmul_config(key(9728, 8192, 65536), DType::f32, valid, dir.path.string());
+  EXPECT_EQ(r.config, def_square()) << r.why;
 }
 
 }  // namespace

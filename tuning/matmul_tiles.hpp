@@ -134,13 +134,32 @@ inline bool is_thin_shape(int64_t M, int64_t N) {
   const int64_t t = M < N ? M : N;
   return t >= 1 && t <= kThinMaxRows;
 }
+/// Shape classes for `auto`: a tuned shape stands in for another only within its class, since the
+/// best config of one says little about the others: thin (M or N up to kThinMaxRows), shallow (K up
+/// to kShallowK: the store of C dominates), and the rest.
+constexpr int64_t kShallowK = 256;
+enum class ShapeClass { thin, shallow, general };
+inline ShapeClass shape_class(int64_t M, int64_t N, int64_t K) {
+  return is_thin_shape(M, N) ? ShapeClass::thin : K <= kShallowK ? ShapeClass::shallow : ShapeClass::general;
+}
 template <int... R>
 struct ThinRowList {};
 using ThinRowClasses = ThinRowList<1, 4, 16>;
-/// K values of the thin side staged in team scratch per step: GPUs (one shared copy per team, read
-/// by every thread), host (a chunk of the thin operand kept in L1 while a column block streams by).
-constexpr int kThinGpuStageK = 128;
+/// The thin side staged in team scratch per step: GPUs, a chunk of about kThinGpuStageElems values
+/// (one shared copy per team, read by every thread: the deeper, the fewer barriers; 32 KB of f32);
+/// host, kThinHostStageK values of K (a chunk of the thin operand kept in L1 while a column block
+/// streams by).
+constexpr int kThinGpuStageElems = 8192;
+/// K values per GPU stage for a staged pitch of `pitch` values per k: a power of two.
+constexpr int thin_gpu_stage_k(int pitch) {
+  int k = 1;
+  while (2 * k * pitch <= kThinGpuStageElems) k *= 2;
+  return k;
+}
 constexpr int kThinHostStageK = 256;
+/// GPU columns per thread for a row class: each staged value read from scratch serves that many
+/// columns (with 16 rows, one column per thread was bound by scratch reads, not by DRAM).
+constexpr int thin_gpu_columns_per_thread(int rows) { return rows >= 16 ? 4 : rows >= 4 ? 2 : 1; }
 
 /// True for execution spaces whose memory the host cannot read (GPUs).
 template <class ExecSpace>

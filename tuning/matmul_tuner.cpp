@@ -337,11 +337,10 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     r.why = fmt::format("{}tuned for this exact shape ({:.3f} TFLOP/s measured {})", skipped, exact->rate, exact->date);
     return r;
   }
-  // The nearest tuned shape of the same class: thin products (M or N up to kThinMaxRows) learn only
-  // from thin ones, blocked ones from blocked ones.
+  // The nearest tuned shape of the same class (shape_class: thin, shallow K, the rest).
+  const ShapeClass cls = shape_class(key.shape[0], key.shape[1], key.shape[2]);
   const auto near = tuned.find_nearest(key, [&](const TuneEntry& e) {
-    return e.key.shape.size() == 3 && is_thin_shape(e.key.shape[0], e.key.shape[1]) ==
-                                          is_thin_shape(key.shape[0], key.shape[1]);
+    return e.key.shape.size() == 3 && shape_class(e.key.shape[0], e.key.shape[1], e.key.shape[2]) == cls;
   });
   if (usable(near, r.config)) {
     r.source = "nearest";
