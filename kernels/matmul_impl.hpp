@@ -343,7 +343,14 @@ struct BlockedMatmul {
     const int64_t ktiles = p.K > 0 ? (p.K + BK - 1) / BK : 1;  // K == 0 still runs the epilogue
 
     if constexpr (kRegisterResident) {
-      const int ty = tid / kMicroCols, tx = tid % kMicroCols;
+      // Consecutive threads take consecutive micro-tiles along C's contiguous dimension, so that
+      // the epilogue's stores coalesce (with a thin K they are most of the work); the scratch reads
+      // of the micro-kernel are as conflict-free either way (one operand broadcast, the other in
+      // consecutive 16-byte runs).
+      constexpr int kMicroRows = BM / TM;
+      const bool c_col = p.c.rs == 1 && p.c.cs != 1;
+      const int ty = c_col ? tid % kMicroRows : tid / kMicroCols;
+      const int tx = c_col ? tid / kMicroRows : tid % kMicroCols;
       compute acc[TM][TN];
       TILEKIT_UNROLL
       for (int i = 0; i < TM; ++i) {

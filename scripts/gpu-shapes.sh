@@ -8,7 +8,8 @@
 #      floor of each shape, in one run).
 # Results in $OUT: the cache file, the sweep reports (one archive) and bench-gpu.sh's files.
 #
-# Environment: SHAPES_TYPES (default f32), SHAPES_TUNE (default 1; 0 skips the sweep),
+# Environment: SHAPES_TYPES (default f32), SHAPES_TUNE (default 1; 0 skips the sweep), SHAPES_SQUARES
+# (squares benchmarked in the same run, default 512,1024,2048,4096,8192),
 # TILEKIT_BENCH_BUDGET_S (default 300).
 set -u
 bin=${TILEKIT_BIN:-build/cuda}
@@ -16,7 +17,7 @@ out=${OUT:-/tmp/tilekit-shapes}
 mkdir -p "$out/cache"
 export LD_LIBRARY_PATH=/tmp/tilekit-sysdeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 thin=1x4096x4096,4096x1x4096,16x8192x8192,8192x16x8192,1048576x1x1
-shapes=$thin,8192x8192x16,4096x4096x64,9728x8192x65536
+shapes=${SHAPES_SQUARES:-512,1024,2048,4096,8192},$thin,8192x8192x16,4096x4096x64,9728x8192x65536
 t0=$SECONDS
 if [ "${SHAPES_TUNE:-1}" = 1 ]; then
   cp tuning/results/cuda__*.json "$out/cache/"
