@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 
@@ -172,6 +173,7 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
   json mine = json::array();
   KillHook kill;
   std::string stopped;
+  const auto started = std::chrono::steady_clock::now();
   try {
     if (journal) journal->open(group.rank(), run);
     const MatmulSinks sinks{
@@ -194,11 +196,12 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
   } catch (const std::exception& e) {
     stopped = e.what();
   }
+  const double busy_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   // Gather to the leader and merge once.
   const json payload = {{"rank", group.rank()}, {"host", host_name()}, {"gpu", gpu_id()},
                         {"threads", Kokkos::DefaultExecutionSpace().concurrency()}, {"measured", work.pairs.size()},
-                        {"stopped", stopped}, {"records", mine}};
+                        {"busy_s", busy_s}, {"stopped", stopped}, {"records", mine}};
   const std::vector<std::string> gathered = group.gather(payload.dump());
   if (!group.leader()) {
     if (!stopped.empty()) out.stopped.push_back(stopped);
@@ -208,7 +211,8 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
   for (const std::string& text : gathered) {
     const json p = json::parse(text);
     out.rank_info.push_back({{"rank", p.at("rank")}, {"host", p.at("host")}, {"gpu", p.at("gpu")},
-                             {"threads", p.at("threads")}, {"measured", p.at("measured")}});
+                             {"threads", p.at("threads")}, {"measured", p.at("measured")},
+                             {"busy_s", p.at("busy_s")}});
     if (!p.at("stopped").get<std::string>().empty())
       out.stopped.push_back(fmt::format("rank {} ({}): {}", p.at("rank").get<int>(), p.at("host").get<std::string>(),
                                         p.at("stopped").get<std::string>()));

@@ -25,4 +25,4 @@ mkdir -p "$out/mpi-debs"
 (cd "$out/mpi-debs" && apt-get download -q openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2 libmunge2 \
    libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libudev1 libfabric1 libucx0 libibverbs1 librdmacm1 \
    libnl-3-200 libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libnuma1 libltdl7 ibverbs-providers >/dev/null 2>&1)
-du -sh "$out" "$out/mpi-debs"
+du -sh "$out"/*
