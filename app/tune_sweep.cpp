@@ -84,6 +84,19 @@ std::vector<int> deal(std::size_t pairs, const std::vector<std::size_t>& remaini
   return rank_of;
 }
 
+// The winner of shape `s` when every pair of it has a result, else nothing.
+std::optional<CandidateResult> complete_shape_winner(const MatmulTuneRequest& req, const MatmulPlan& plan,
+                                                     const Merged& merged, std::size_t s) {
+  std::vector<CandidateResult> results;
+  for (std::size_t k = 0; k < plan.picks.size(); ++k) {
+    const auto& r = merged.by_pair[s * plan.picks.size() + k];
+    if (!r) return std::nullopt;
+    results.push_back(*r);
+  }
+  const auto w = winner_index(results, req.tie_tolerance);
+  return w ? std::optional<CandidateResult>(results[*w]) : std::nullopt;
+}
+
 json candidate_record(std::size_t pair, const CandidateResult& r) {
   json j = candidate_json(r);
   j["kind"] = "candidate";
@@ -185,6 +198,13 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
           if (journal) journal->append(rec);
           mine.push_back(rec);
           kill.candidate_done(group.rank());
+          // The leader stores a shape's winner as soon as it holds every result of the shape (with one
+          // rank: each shape when it is done, so an interrupted sweep keeps its finished shapes).
+          if (group.leader() && cache) {
+            merged.add(rec, plan);
+            if (const auto best = complete_shape_winner(req, plan, merged, plan.shape_of(p)))
+              cache->store(matmul_entry(req, *best));
+          }
         },
         [&](std::size_t s, const ShapeBaselines& b) {
           const json rec = {{"kind", "baseline"}, {"shape_index", s}, {"kk_tflops", b.kk_tflops},
@@ -217,7 +237,8 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
       out.stopped.push_back(fmt::format("rank {} ({}): {}", p.at("rank").get<int>(), p.at("host").get<std::string>(),
                                         p.at("stopped").get<std::string>()));
     for (const json& rec : p.at("records")) {
-      if (merged.add(rec, plan)) ++out.measured_now;
+      if (rec.value("kind", "") == "candidate") ++out.measured_now;
+      merged.add(rec, plan);
       if (p.at("rank").get<int>() != 0) copies.push_back(rec);
     }
   }

@@ -8,8 +8,9 @@
 #   cache-1rank/, cache-2ranks/  the two tuning caches; report-<ranks>-<type>/ the sweep reports
 #   log-*.txt                    each mpirun's output
 # Environment: SWEEP_TYPES (default "f32 f16"), SWEEP_SIZES (default 1024,2048,4096), SWEEP_BUDGET
-# (random candidates per shape, default 80), SWEEP_LIMIT_S (seconds allowed to each of the two
-# sweeps, default 240), TILEKIT_BIN (default build/cuda-mpi/tilekit).
+# (random candidates per shape, default 48; the CUDA space has 96 f32 and 116 f16 candidates per
+# shape), SWEEP_LIMIT_S (seconds allowed to each of the two sweeps, all types together, default 250,
+# so both fit one 600-s device call), TILEKIT_BIN (default build/cuda-mpi/tilekit).
 set -u
 cd "$(dirname "$0")/.."
 source scripts/gpu-mpi-env.sh
@@ -17,8 +18,8 @@ bin=${TILEKIT_BIN:-build/cuda-mpi/tilekit}
 out=${OUT:-/tmp/tilekit-mpi-sweep}
 types=${SWEEP_TYPES:-f32 f16}
 sizes=${SWEEP_SIZES:-1024,2048,4096}
-budget=${SWEEP_BUDGET:-80}
-limit=${SWEEP_LIMIT_S:-240}
+budget=${SWEEP_BUDGET:-48}
+limit=${SWEEP_LIMIT_S:-250}
 mkdir -p "$out"
 [ -x "$bin" ] || { echo "gpu-mpi-sweep: no $bin (run scripts/gpu-build.sh build --mpi first)" >&2; exit 1; }
 nvidia-smi -L | tee "$out/gpus.txt"
@@ -28,10 +29,12 @@ mpirun --version | head -1 | tee -a "$out/gpus.txt"
 mpi=(mpirun --oversubscribe --bind-to none --mca btl_vader_single_copy_mechanism none)
 
 sweep() {  # sweep <ranks> <tag>: every type, one mpirun each, into cache-<tag>; prints seconds
-  local ranks=$1 tag=$2 t0 t1 status=0
+  local ranks=$1 tag=$2 t0 t1 status=0 start=$SECONDS left
   t0=$(date +%s.%N)
   for t in $types; do
-    timeout "$limit" "${mpi[@]}" -np "$ranks" "$bin" tune matmul --sizes "$sizes" --dtype "$t" --strategy random \
+    left=$((limit - (SECONDS - start)))
+    [ "$left" -gt 0 ] || { echo "gpu-mpi-sweep: $tag: no time left for $t (SWEEP_LIMIT_S=$limit)" >&2; status=124; break; }
+    timeout "$left" "${mpi[@]}" -np "$ranks" "$bin" tune matmul --sizes "$sizes" --dtype "$t" --strategy random \
       --budget "$budget" --seed 11 --cache "$out/cache-$tag" --out "$out/report-$tag-$t" -q \
       >"$out/log-$tag-$t.txt" 2>&1 || { status=$?; echo "gpu-mpi-sweep: $tag $t exited $status (log-$tag-$t.txt)" >&2; }
   done
