@@ -104,17 +104,26 @@ json candidate_record(std::size_t pair, const CandidateResult& r) {
   return j;
 }
 
-// The test hook of tests/mpi_sweep.sh: rank TILEKIT_TEST_KILL_RANK dies (SIGKILL, as a crashed
-// process would) after journaling TILEKIT_TEST_KILL_AFTER candidates.
-struct KillHook {
-  int rank = -1, after = 0, count = 0;
-  KillHook() {
-    const char* r = std::getenv("TILEKIT_TEST_KILL_RANK");
-    const char* a = std::getenv("TILEKIT_TEST_KILL_AFTER");
-    if (r && a) rank = std::atoi(r), after = std::atoi(a);
+// The test hooks of tests/mpi_sweep.sh. TILEKIT_TEST_KILL_RANK=k, TILEKIT_TEST_KILL_AFTER=n: rank k
+// dies (SIGKILL, as a crashed process would) after journaling n candidates.
+// TILEKIT_TEST_FAIL_RANK=k, TILEKIT_TEST_FAIL_AFTER=n: rank k stops after n candidates as if its GPU
+// had stopped working (the path measure_matmul takes when a probe kernel fails after an error).
+struct TestHooks {
+  int kill_rank = -1, kill_after = 0, fail_rank = -1, fail_after = 0, count = 0;
+  TestHooks() {
+    auto read = [](const char* rank, const char* after, int& r, int& a) {
+      const char* rv = std::getenv(rank);
+      const char* av = std::getenv(after);
+      if (rv && av) r = std::atoi(rv), a = std::atoi(av);
+    };
+    read("TILEKIT_TEST_KILL_RANK", "TILEKIT_TEST_KILL_AFTER", kill_rank, kill_after);
+    read("TILEKIT_TEST_FAIL_RANK", "TILEKIT_TEST_FAIL_AFTER", fail_rank, fail_after);
   }
   void candidate_done(int my_rank) {
-    if (my_rank == rank && ++count >= after) std::raise(SIGKILL);
+    ++count;
+    if (my_rank == kill_rank && count >= kill_after) std::raise(SIGKILL);
+    if (my_rank == fail_rank && count >= fail_after)
+      throw std::runtime_error("the device stopped working (simulated by TILEKIT_TEST_FAIL_RANK)");
   }
 };
 
@@ -184,7 +193,7 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
 
   // Measure, journaling every result as it comes.
   json mine = json::array();
-  KillHook kill;
+  TestHooks hooks;
   std::string stopped;
   const auto started = std::chrono::steady_clock::now();
   try {
@@ -197,7 +206,7 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
           const json rec = candidate_record(p, r);
           if (journal) journal->append(rec);
           mine.push_back(rec);
-          kill.candidate_done(group.rank());
+          hooks.candidate_done(group.rank());
           // The leader stores a shape's winner as soon as it holds every result of the shape (with one
           // rank: each shape when it is done, so an interrupted sweep keeps its finished shapes).
           if (group.leader() && cache) {

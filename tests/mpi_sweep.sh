@@ -4,7 +4,9 @@
 #   - the 2-rank sweep measures exactly the candidates of the 1-rank sweep, each exactly once, with
 #     both ranks measuring; its cache is valid, has every shape, and no journal is left;
 #   - after the kill, what finished is in the journal, `tilekit tune merge` stores the complete
-#     shapes and lists every missing candidate, and a re-run measures exactly the missing ones.
+#     shapes and lists every missing candidate, and a re-run measures exactly the missing ones;
+#   - a rank whose device stops working (the process lives): the run names it, stores the others'
+#     results, lists its lost candidates, exits 1; a re-run completes the sweep.
 # Each rank runs 1 thread (2 ranks on 2 cores), so the 1-rank sweep runs 1 thread too: the device
 # identity, and the host search space, name the thread count.
 #   tests/mpi_sweep.sh <tilekit binary> <mpiexec>
@@ -62,7 +64,7 @@ print("\n".join("FAIL: " + e for e in errors) or f"ok: {len(p1)} candidates, eac
 sys.exit(1 if errors else 0)
 PY
 
-# --- rank 1 dies after 3 candidates (tuning/..., app/tune_sweep.cpp: TILEKIT_TEST_KILL_RANK/AFTER)
+# --- rank 1 dies after 3 candidates (app/tune_sweep.cpp: TILEKIT_TEST_KILL_RANK/AFTER)
 TILEKIT_TEST_KILL_RANK=1 TILEKIT_TEST_KILL_AFTER=3 \
   "${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c3" --out "$tmp/r3" >"$tmp/log3" 2>&1
 check "the sweep with a killed rank fails" "[ $? -ne 0 ]"
@@ -94,5 +96,28 @@ if len(cache["entries"]) != len(r1["shapes"]): errors.append(f"cache has {len(ca
 print("\n".join("FAIL: " + e for e in errors) or f"ok: the re-run measured exactly the {missing} missing candidates; cache complete")
 sys.exit(1 if errors else 0)
 PY
+# --- rank 1's device stops working after 2 candidates (the process lives): the run itself stores
+# what rank 0 finished, names the stopped rank and lists its lost candidates (exit 1)
+TILEKIT_TEST_FAIL_RANK=1 TILEKIT_TEST_FAIL_AFTER=2 \
+  "${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c6" --out "$tmp/r6" >"$tmp/log6" 2>&1
+status=$?
+check "a stopped rank makes the sweep exit 1" "[ $status -eq 1 ] || { cat $tmp/log6; false; }"
+check "the stopped rank is named with its reason" "grep -q 'stopped early: rank 1 .*simulated' $tmp/log6"
+check "its lost candidates are listed" "grep -q 'dealt to rank 1' $tmp/log6"
+python3 - "$tmp" <<'PY' || fail=$((fail+1))
+import json, glob, sys
+tmp = sys.argv[1]
+r6 = json.load(open(f"{tmp}/r6/candidates.json"))
+s = r6["sweep"]
+errors = []
+if not s["missing"] or any(m["rank"] != 1 for m in s["missing"]): errors.append(f"missing: {s['missing']}")
+if s["measured_now"] + len(s["missing"]) != s["pairs"]: errors.append(f"measured {s['measured_now']} + missing {len(s['missing'])} != {s['pairs']}")
+if not glob.glob(f"{tmp}/c6/*.sweeps/*/plan.json"): errors.append("no journal kept for the unfinished sweep")
+print("\n".join("FAIL: " + e for e in errors) or f"ok: {s['measured_now']} stored, {len(s['missing'])} listed missing")
+sys.exit(1 if errors else 0)
+PY
+"${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c6" --out "$tmp/r7" >"$tmp/log7" 2>&1
+check "after a stopped rank, the re-run completes the sweep" "[ $? -eq 0 ] && python3 -c \"import json,sys; s=json.load(open('$tmp/r7/candidates.json'))['sweep']; sys.exit(0 if not s['missing'] and s['from_earlier_runs'] + s['measured_now'] == s['pairs'] else 1)\""
+
 echo "mpi_sweep: $fail failed ($((SECONDS - t0)) s)"
 [ "$fail" -eq 0 ]
