@@ -88,8 +88,8 @@ std::vector<int> deal(std::size_t pairs, const std::vector<std::size_t>& remaini
 std::optional<CandidateResult> complete_shape_winner(const MatmulTuneRequest& req, const MatmulPlan& plan,
                                                      const Merged& merged, std::size_t s) {
   std::vector<CandidateResult> results;
-  for (std::size_t k = 0; k < plan.picks.size(); ++k) {
-    const auto& r = merged.by_pair[s * plan.picks.size() + k];
+  for (std::size_t k = 0; k < plan.picks[s].size(); ++k) {
+    const auto& r = merged.by_pair[plan.pair_of(s, k)];
     if (!r) return std::nullopt;
     results.push_back(*r);
   }

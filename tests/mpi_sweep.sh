@@ -20,7 +20,7 @@ export OMP_PROC_BIND=false
 # --oversubscribe: CI machines may have fewer cores than ranks; vader's single-copy mechanism
 # needs ptrace rights that containers often lack.
 mpi=("$mpiexec" --oversubscribe --mca btl_vader_single_copy_mechanism none)
-sweep=(tune matmul --sizes 40,72x56x48 --dtype f32 --strategy random --budget 6 --seed 3 --reps 7 --warmup 1 -q)
+sweep=(tune matmul --sizes 40,72x56x48,8x64x48 --dtype f32 --strategy random --budget 6 --seed 3 --reps 7 --warmup 1 -q)
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=$((fail+1)); else echo "ok: $1"; fi; }
 

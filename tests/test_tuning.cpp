@@ -357,13 +357,14 @@ TEST(WinnerIndex, CandidatesWithinTheToleranceAreTiedAndTheTieGoesToTheDefaultTh
 
 TEST(MatmulPlan, PairsSplitBetweenProcessesAreMeasuredOnceAndGiveTheSameCandidatesAsOneProcess) {
   MatmulTuneRequest req;
-  req.shapes = {{24, 40, 16}, {33, 17, 29}};
+  req.shapes = {{24, 40, 16}, {4, 33, 29}, {33, 17, 29}};  // a thin product has its own candidates
   req.strategy = Strategy::random;
   req.budget.count = 3;
   req.seed = 5;
   req.baselines = false;
   const MatmulPlan plan = plan_matmul(req);
-  ASSERT_EQ(plan.pairs(), 2 * plan.picks.size());
+  ASSERT_EQ(plan.pairs(), plan.picks[0].size() + plan.picks[1].size() + plan.picks[2].size());
+  EXPECT_TRUE(plan.default_of(1).thin);
   EXPECT_EQ(sweep_id(matmul_plan_json(req, plan, DeviceIdentity::current())),
             sweep_id(matmul_plan_json(req, plan_matmul(req), DeviceIdentity::current())));
 

@@ -173,11 +173,11 @@ std::string measure_shape(const MatmulTuneRequest& req, const MatmulPlan& plan, 
   double best_s = 0;
   for (std::size_t k = 0; k < picks.size(); ++k) {
     const std::size_t pick = picks[k];
-    const MatmulConfig& cfg = plan.picks[pick];
+    const MatmulConfig& cfg = plan.picks[shape_index][pick];
     CandidateResult r;
     r.shape = shape;
     r.config = cfg;
-    r.is_default = cfg == plan.default_config;
+    r.is_default = cfg == plan.default_of(shape_index);
     const bool planted = req.plant_wrong_result && req.plant_wrong_result(cfg);
     const std::string why = check_matmul(p0, cfg);
     if (!why.empty()) {
@@ -217,7 +217,7 @@ std::string measure_shape(const MatmulTuneRequest& req, const MatmulPlan& plan, 
       best_s = r.median_s;
       best_note = fmt::format("{} {:.3f} TFLOP/s", r.config.name(), r.tflops);
     }
-    if (sinks.candidate) sinks.candidate(shape_index * plan.picks.size() + pick, r);
+    if (sinks.candidate) sinks.candidate(plan.pair_of(shape_index, pick), r);
     ++done;
     if (progress) progress(done, total, best_note);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -226,11 +226,11 @@ std::string measure_shape(const MatmulTuneRequest& req, const MatmulPlan& plan, 
       for (std::size_t q = k + 1; q < picks.size(); ++q) {
         CandidateResult skip;
         skip.shape = shape;
-        skip.config = plan.picks[picks[q]];
-        skip.is_default = skip.config == plan.default_config;
+        skip.config = plan.picks[shape_index][picks[q]];
+        skip.is_default = skip.config == plan.default_of(shape_index);
         skip.status = "skipped";
         skip.reason = fmt::format("over the --seconds budget ({:g} s) of the shape", req.budget.seconds);
-        if (sinks.candidate) sinks.candidate(shape_index * plan.picks.size() + picks[q], skip);
+        if (sinks.candidate) sinks.candidate(plan.pair_of(shape_index, picks[q]), skip);
         ++done;
       }
       if (progress) progress(done, total, best_note);
@@ -283,25 +283,52 @@ TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epil
                  {M, N, K}};
 }
 
+std::size_t MatmulPlan::shape_of(std::size_t pair) const {
+  return std::size_t(std::upper_bound(first.begin(), first.end(), pair) - first.begin()) - 1;
+}
+
+void MatmulPlan::index() {
+  first = {0};
+  for (const auto& p : picks) first.push_back(first.back() + p.size());
+}
+
 MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
   MatmulPlan plan;
   plan.shapes = req.shapes;
-  const std::vector<MatmulConfig> space = matmul_search_space(req.in);
-  const std::vector<int> order = candidate_order(int(space.size()), req.strategy, req.budget, req.seed);
-  plan.default_config = default_matmul_config(backend_name(), req.in);
-  // The default config is always measured (speedup over default), then the strategy's picks.
-  plan.picks = {plan.default_config};
-  for (int i : order)
-    if (!(space[i] == plan.default_config)) plan.picks.push_back(space[i]);
-  if (plan.picks.size() > order.size() + 1) plan.picks.resize(order.size() + 1);
-  for (const MatmulConfig& c : req.extra_candidates)
-    if (std::find(plan.picks.begin(), plan.picks.end(), c) == plan.picks.end()) plan.picks.push_back(c);
+  // Two spaces by shape class: thin products (M or N up to kThinMaxRows) try thin configs, the
+  // others the tile menu; each shape's default is the shape-aware one.
+  const std::vector<MatmulConfig> tile_space = matmul_search_space(req.in);
+  const std::vector<MatmulConfig> thin_space = thin_search_space();
+  const std::vector<int> tile_order = candidate_order(int(tile_space.size()), req.strategy, req.budget, req.seed);
+  const std::vector<int> thin_order = candidate_order(int(thin_space.size()), req.strategy, req.budget, req.seed);
+  for (const auto& shape : req.shapes) {
+    const bool thin = is_thin_shape(shape[0], shape[1]);
+    const auto& space = thin ? thin_space : tile_space;
+    const auto& order = thin ? thin_order : tile_order;
+    // The default config is always measured (speedup over default), then the strategy's picks.
+    std::vector<MatmulConfig> picks{default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2])};
+    for (int i : order)
+      if (!(space[i] == picks.front())) picks.push_back(space[i]);
+    if (picks.size() > order.size() + 1) picks.resize(order.size() + 1);
+    for (const MatmulConfig& c : req.extra_candidates)
+      if (std::find(picks.begin(), picks.end(), c) == picks.end()) picks.push_back(c);
+    plan.picks.push_back(std::move(picks));
+  }
+  plan.index();
   return plan;
 }
 
 nlohmann::json matmul_plan_json(const MatmulTuneRequest& req, const MatmulPlan& plan, const DeviceIdentity& device) {
-  nlohmann::json picks = nlohmann::json::array();
-  for (const auto& c : plan.picks) picks.push_back(c.name());
+  // Shapes of one class share their candidate list: each distinct list once, and its index per shape.
+  std::vector<std::vector<std::string>> sets;
+  std::vector<std::size_t> set_of_shape;
+  for (const auto& picks : plan.picks) {
+    std::vector<std::string> names;
+    for (const auto& c : picks) names.push_back(c.name());
+    const auto at = std::find(sets.begin(), sets.end(), names);
+    set_of_shape.push_back(std::size_t(at - sets.begin()));
+    if (at == sets.end()) sets.push_back(std::move(names));
+  }
   return {{"kernel", "matmul"},
           {"dtype", dtype_name(req.in)},
           {"out_dtype", dtype_name(req.out)},
@@ -316,8 +343,8 @@ nlohmann::json matmul_plan_json(const MatmulTuneRequest& req, const MatmulPlan& 
           {"device", {{"backend", device.backend}, {"device", device.device}, {"architecture", device.architecture},
                       {"compute_units", device.compute_units}, {"tilekit_version", device.tilekit_version}}},
           {"shapes", plan.shapes},
-          {"default", plan.default_config.name()},
-          {"candidates", picks}};
+          {"candidate_sets", sets},  // the first of each list is the shapes' default config
+          {"set_of_shape", set_of_shape}};
 }
 
 std::string sweep_id(const nlohmann::json& plan_json) { return fmt::format("{:016x}", fnv1a(plan_json.dump())); }
@@ -344,8 +371,14 @@ std::pair<MatmulTuneRequest, MatmulPlan> matmul_plan_from_json(const nlohmann::j
     if (!MatmulConfig::parse(name, c, why)) throw std::runtime_error("plan: " + why);
     return c;
   };
-  plan.default_config = parse_config(j.at("default").get<std::string>());
-  for (const auto& name : j.at("candidates")) plan.picks.push_back(parse_config(name.get<std::string>()));
+  const auto sets = j.at("candidate_sets").get<std::vector<std::vector<std::string>>>();
+  for (std::size_t set : j.at("set_of_shape").get<std::vector<std::size_t>>()) {
+    std::vector<MatmulConfig> picks;
+    for (const auto& name : sets.at(set)) picks.push_back(parse_config(name));
+    plan.picks.push_back(std::move(picks));
+  }
+  if (plan.picks.size() != plan.shapes.size()) throw std::runtime_error("plan: one candidate list per shape expected");
+  plan.index();
   return {req, plan};
 }
 
@@ -354,7 +387,7 @@ std::string measure_matmul(const MatmulTuneRequest& req, const MatmulPlan& plan,
   // Per shape: the candidates of `work` (in plan order) and whether its baselines are ours.
   std::vector<std::vector<std::size_t>> picks(plan.shapes.size());
   std::vector<bool> baselines(plan.shapes.size(), false);
-  for (std::size_t p : work.pairs) picks[plan.shape_of(p)].push_back(p % plan.picks.size());
+  for (std::size_t p : work.pairs) picks[plan.shape_of(p)].push_back(p - plan.first[plan.shape_of(p)]);
   for (std::size_t s : work.baseline_shapes) baselines[s] = req.baselines;
   const int total = int(work.pairs.size());
   int done = 0;
@@ -401,8 +434,8 @@ MatmulTuneResult summarize_matmul(const MatmulTuneRequest& req, const MatmulPlan
     ShapeSummary sum;
     sum.shape = plan.shapes[s];
     std::vector<CandidateResult> measured;
-    for (std::size_t k = 0; k < plan.picks.size(); ++k) {
-      const std::size_t p = s * plan.picks.size() + k;
+    for (std::size_t k = 0; k < plan.picks[s].size(); ++k) {
+      const std::size_t p = plan.pair_of(s, k);
       if (p >= by_pair.size() || !by_pair[p]) {
         res.missing.push_back(p);
         ++sum.missing;
@@ -475,7 +508,7 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
   // Shape by shape, so each finished shape's winner is stored before the next one starts.
   for (std::size_t s = 0; s < plan.shapes.size(); ++s) {
     MatmulWork work;
-    for (std::size_t k = 0; k < plan.picks.size(); ++k) work.pairs.push_back(s * plan.picks.size() + k);
+    for (std::size_t k = 0; k < plan.picks[s].size(); ++k) work.pairs.push_back(plan.pair_of(s, k));
     work.baseline_shapes = {s};
     const int before = done;
     const std::string stopped = measure_matmul(req, plan, work, sinks, [&](int d, int, const std::string& best) {

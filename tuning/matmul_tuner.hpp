@@ -103,18 +103,24 @@ struct MatmulTuneResult {
   std::vector<std::size_t> missing;         ///< plan pairs without a result
 };
 
-/// A sweep as a list of (shape, candidate) pairs, the unit of work divided among MPI ranks: pair
-/// p is shape p / picks.size() with candidate p % picks.size(). The same request gives the same
-/// plan on every rank and whatever the number of ranks.
+/// A sweep as a list of (shape, candidate) pairs, the unit of work divided among MPI ranks: the
+/// pairs of shape s are first[s] .. first[s+1]-1, one per candidate of picks[s]. The same request
+/// gives the same plan on every rank and whatever the number of ranks.
 struct MatmulPlan {
   std::vector<std::array<int64_t, 3>> shapes;
-  /// Candidates of every shape, in order: the backend default, the strategy's picks, then the
-  /// extra candidates not already among them.
-  std::vector<MatmulConfig> picks;
-  MatmulConfig default_config;
-  std::size_t pairs() const { return shapes.size() * picks.size(); }
-  std::size_t shape_of(std::size_t pair) const { return pair / picks.size(); }
-  const MatmulConfig& config_of(std::size_t pair) const { return picks[pair % picks.size()]; }
+  /// Each shape's candidates, in order: its (shape-aware) default config, the strategy's picks from
+  /// its class's space (thin products: thin configs; others: the tile menu), then the extra
+  /// candidates not already among them.
+  std::vector<std::vector<MatmulConfig>> picks;
+  std::vector<std::size_t> first;  ///< first pair of each shape, and the number of pairs last
+
+  std::size_t pairs() const { return first.empty() ? 0 : first.back(); }
+  std::size_t pair_of(std::size_t shape, std::size_t k) const { return first[shape] + k; }
+  std::size_t shape_of(std::size_t pair) const;
+  const MatmulConfig& config_of(std::size_t pair) const { return picks[shape_of(pair)][pair - first[shape_of(pair)]]; }
+  const MatmulConfig& default_of(std::size_t shape) const { return picks[shape].front(); }
+  /// Fills `first` from `picks`.
+  void index();
 };
 
 MatmulPlan plan_matmul(const MatmulTuneRequest& req);
