@@ -185,12 +185,12 @@ int run_tune_matmul(const TuneOpts& o) {
                req.shapes.size(), strategy_name(req.strategy),
                req.budget.count ? fmt::format(" (budget {} per shape, seed {})", req.budget.count, req.seed) : "",
                group.size() > 1 ? fmt::format(", {} MPI ranks", group.size()) : "");
+  if (group.leader()) std::filesystem::create_directories(out_dir);  // fails before measuring, not after
   const ProgressBar bar(!quiet);
   const SweepOutcome sweep =
       run_matmul_sweep(req, cache.get(), device, group, [&](int d, int t, const std::string& b) { bar(d, t, b); });
   if (!group.leader()) return sweep.stopped.empty() ? 0 : 1;
   const MatmulTuneResult& res = sweep.result;
-  std::filesystem::create_directories(out_dir);
   for (const auto& w : sweep.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (sweep.from_earlier_runs > 0)
     fmt::print("resumed sweep {}: {} of {} candidates were measured by an earlier, unfinished run; measured the "
