@@ -8,9 +8,13 @@
 #   cache-1rank/, cache-2ranks/  the two tuning caches; report-<ranks>-<type>/ the sweep reports
 #   log-*.txt                    each mpirun's output
 # Environment: SWEEP_TYPES (default "f32 f16"), SWEEP_SIZES (default 1024,2048,4096), SWEEP_BUDGET
-# (random candidates per shape, default 48; the CUDA space has 96 f32 and 116 f16 candidates per
-# shape), SWEEP_LIMIT_S (seconds allowed to each of the two sweeps, all types together, default 250,
-# so both fit one 600-s device call), TILEKIT_BIN (default build/cuda-mpi/tilekit).
+# (candidates per shape in the seeded random order; default 0 = all: the CUDA space has 96 f32 and
+# 116 f16 candidates per shape), SWEEP_REPS (timed runs per candidate, default 15), SWEEP_LIMIT_S
+# (seconds allowed to each of the two sweeps, all types together, default 250, so both fit one
+# 600-s device call), TILEKIT_BIN (default build/cuda-mpi/tilekit).
+# Expected (from the H100 f16 sweep's per-candidate medians, tuning/results/reports): about 60-120 s
+# for 1 rank; a simulation of dealing those costs round-robin to 2 ranks gives 1.94x from the
+# dealing alone (5th percentile 1.83x), before the start-up and per-shape set-up that do not divide.
 set -u
 cd "$(dirname "$0")/.."
 source scripts/gpu-mpi-env.sh
@@ -18,7 +22,8 @@ bin=${TILEKIT_BIN:-build/cuda-mpi/tilekit}
 out=${OUT:-/tmp/tilekit-mpi-sweep}
 types=${SWEEP_TYPES:-f32 f16}
 sizes=${SWEEP_SIZES:-1024,2048,4096}
-budget=${SWEEP_BUDGET:-48}
+budget=${SWEEP_BUDGET:-0}
+reps=${SWEEP_REPS:-15}
 limit=${SWEEP_LIMIT_S:-250}
 mkdir -p "$out"
 [ -x "$bin" ] || { echo "gpu-mpi-sweep: no $bin (run scripts/gpu-build.sh build --mpi first)" >&2; exit 1; }
@@ -35,7 +40,7 @@ sweep() {  # sweep <ranks> <tag>: every type, one mpirun each, into cache-<tag>;
     left=$((limit - (SECONDS - start)))
     [ "$left" -gt 0 ] || { echo "gpu-mpi-sweep: $tag: no time left for $t (SWEEP_LIMIT_S=$limit)" >&2; status=124; break; }
     timeout "$left" "${mpi[@]}" -np "$ranks" "$bin" tune matmul --sizes "$sizes" --dtype "$t" --strategy random \
-      --budget "$budget" --seed 11 --cache "$out/cache-$tag" --out "$out/report-$tag-$t" -q \
+      --budget "$budget" --reps "$reps" --seed 11 --cache "$out/cache-$tag" --out "$out/report-$tag-$t" -q \
       >"$out/log-$tag-$t.txt" 2>&1 || { status=$?; echo "gpu-mpi-sweep: $tag $t exited $status (log-$tag-$t.txt)" >&2; }
   done
   t1=$(date +%s.%N)
@@ -44,7 +49,7 @@ sweep() {  # sweep <ranks> <tag>: every type, one mpirun each, into cache-<tag>;
 }
 
 rm -rf "$out"/cache-* "$out"/report-*
-echo "== 1 rank: $types at $sizes, budget $budget per shape"
+echo "== 1 rank: $types at $sizes, budget $budget per shape (0: all), $reps reps"
 s1=$(sweep 1 1rank); ok1=$?
 echo "   $s1 s"
 echo "== 2 ranks"
