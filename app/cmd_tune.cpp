@@ -2,11 +2,13 @@
 // the best per shape in the tuning cache, and report (table, CSV + JSON of every candidate, plot).
 #include "app/commands.hpp"
 #include "app/svg_plot.hpp"
+#include "app/tune_sweep.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/runtime.hpp"
 #include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
 #include "tuning/elementwise_tuner.hpp"
+#include "tuning/sweep_journal.hpp"
 #include "tuning/vendor_blas.hpp"
 
 #include <fmt/format.h>
@@ -39,6 +41,7 @@ struct TuneOpts {
   std::string cache;  // cache directory
   bool no_baselines = false, no_cache = false, quiet = false;
   std::vector<std::string> also;  // configs to try besides the strategy's picks
+  double tie_tolerance = 0.02;
 };
 
 // "256:4096:256" (squares from 256 to 4096 step 256), "1024", "512x256x128", or a comma list.
@@ -98,13 +101,40 @@ struct ProgressBar {
 };
 
 // The tuning cache of this device in `dir` (default dir when empty), loaded; null with --no-cache.
-std::unique_ptr<tuning::TuningCache> open_cache(bool no_cache, const std::string& dir) {
+// Only the leader loads (and, if corrupt, sets aside) the file: the other ranks of a sweep only
+// need its path, for their journal.
+std::unique_ptr<tuning::TuningCache> open_cache(bool no_cache, const std::string& dir, bool load = true) {
   if (no_cache) return nullptr;
   auto cache = std::make_unique<tuning::TuningCache>(
       tuning::TuningCache::for_current_device(dir.empty() ? tuning::TuningCache::default_dir() : dir));
+  if (!load) return cache;
   cache->load();
   for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
   return cache;
+}
+
+nlohmann::json sweep_json(const SweepOutcome& s) {
+  nlohmann::json missing = nlohmann::json::array();
+  for (const auto& m : s.missing) missing.push_back({{"shape", m.shape}, {"config", m.config}, {"rank", m.rank}});
+  return {{"id", s.id}, {"ranks", s.ranks}, {"pairs", s.pairs}, {"measured_now", s.measured_now},
+          {"from_earlier_runs", s.from_earlier_runs}, {"duplicates", s.duplicates}, {"missing", missing},
+          {"stopped", s.stopped}, {"journal", s.journal}, {"rank_info", s.rank_info}};
+}
+
+// Says what an unfinished sweep lacks, candidate by candidate; true when something is missing.
+bool print_unfinished(const SweepOutcome& s) {
+  for (const auto& why : s.stopped) fmt::print(stderr, "error: stopped early: {}\n", why);
+  if (s.missing.empty()) return !s.stopped.empty();
+  fmt::print(stderr, "sweep {}: {} of {} candidates have no result (missing):\n", s.id, s.missing.size(), s.pairs);
+  for (const auto& m : s.missing)
+    fmt::print(stderr, "  missing {} {}{}\n", shape_str(m.shape), m.config,
+               m.rank >= 0 ? fmt::format(" (dealt to rank {})", m.rank) : "");
+  fmt::print(stderr, "{}\n", s.journal.empty()
+                                 ? std::string("(no journal: --no-cache) re-run the sweep to measure them")
+                                 : fmt::format("what finished is kept in {}; the winners of complete shapes are in the "
+                                               "cache; re-run the same command to measure only the missing candidates",
+                                               s.journal));
+  return true;
 }
 
 int run_tune_matmul(const TuneOpts& o) {
@@ -127,6 +157,11 @@ int run_tune_matmul(const TuneOpts& o) {
   req.reps = o.reps;
   req.warmup = o.warmup;
   req.baselines = !o.no_baselines;
+  req.tie_tolerance = o.tie_tolerance;
+  if (world_size() > 1 && o.seconds > 0)
+    throw InvalidArgument(fmt::format("--seconds {}: a time budget makes the measured set depend on the speed of "
+                                      "each rank; with {} MPI ranks use --budget N (a count) instead",
+                                      o.seconds, world_size()));
   for (const auto& name : o.also) {
     MatmulConfig c = tuning::default_matmul_config(backend_name(), req.in);
     if (!MatmulConfig::parse(name, c, why)) throw InvalidArgument("--also: " + why);
@@ -134,24 +169,42 @@ int run_tune_matmul(const TuneOpts& o) {
   }
 
   const RuntimeInfo info = runtime_info();
-  if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
-  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
-  const std::string out_dir =
-      o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
-  std::filesystem::create_directories(out_dir);
+  // Ranks with the same device share one sweep; ranks on another device model sweep for their own
+  // device, into its own cache file (the identity names the device), never mixed.
+  const DeviceIdentity device = DeviceIdentity::current();
+  const RankGroup group = RankGroup::by_device(device.file_name());
+  const bool quiet = o.quiet || !group.leader();
+  if (!info.optimized && group.leader()) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache, group.leader());
+  std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
+  if (group.groups() > 1) out_dir += fmt::format("-{}", device.file_name().substr(0, device.file_name().size() - 5));
 
-  if (!o.quiet)
-    fmt::print("tuning matmul {} -> {} {} epilogue={} on {} ({}), {} shapes, strategy {}{}\n", dtype_name(req.in),
+  if (!quiet)
+    fmt::print("tuning matmul {} -> {} {} epilogue={} on {} ({}), {} shapes, strategy {}{}{}\n", dtype_name(req.in),
                dtype_name(req.out), req.layouts.str(), req.epilogue.name(), info.backend, info.device,
                req.shapes.size(), strategy_name(req.strategy),
-               req.budget.count ? fmt::format(" (budget {} per shape, seed {})", req.budget.count, req.seed) : "");
-  const ProgressBar bar(!o.quiet);
-  const MatmulTuneResult res = tune_matmul(req, cache.get(), [&](int d, int t, const std::string& b) { bar(d, t, b); });
+               req.budget.count ? fmt::format(" (budget {} per shape, seed {})", req.budget.count, req.seed) : "",
+               group.size() > 1 ? fmt::format(", {} MPI ranks", group.size()) : "");
+  if (group.leader()) std::filesystem::create_directories(out_dir);  // fails before measuring, not after
+  const ProgressBar bar(!quiet);
+  const SweepOutcome sweep =
+      run_matmul_sweep(req, cache.get(), device, group, [&](int d, int t, const std::string& b) { bar(d, t, b); });
+  if (!group.leader()) return sweep.stopped.empty() ? 0 : 1;
+  const MatmulTuneResult& res = sweep.result;
+  for (const auto& w : sweep.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (sweep.from_earlier_runs > 0)
+    fmt::print("resumed sweep {}: {} of {} candidates were measured by an earlier, unfinished run; measured the "
+               "other {} now\n", sweep.id, sweep.from_earlier_runs, sweep.pairs, sweep.measured_now);
 
   // --- table
   fmt::print("\n{:>16} {:>38} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "shape", "best config", "time ms", "TFLOP/s",
              "x default", "KK TF/s", "x KK", "vendor");
   for (const auto& s : res.shapes) {
+    if (s.missing > 0) {
+      fmt::print("{:>16} incomplete: {} candidates missing{}\n", shape_str(s.shape), s.missing,
+                 s.best ? fmt::format(" (best so far {})", s.best->config.name()) : "");
+      continue;
+    }
     if (!s.best) {
       fmt::print("{:>16} no verified candidate ({} pruned, {} failed, {} rejected)\n", shape_str(s.shape), s.pruned,
                  s.failed, s.rejected);
@@ -185,11 +238,9 @@ int run_tune_matmul(const TuneOpts& o) {
                   {"strategy", strategy_name(req.strategy)}, {"budget", req.budget.count},
                   {"seconds", req.budget.seconds}, {"seed", req.seed}, {"reps", req.reps},
                   {"vendor_blas", vendor_blas_name()}};
-  for (const auto& c : res.candidates)
-    j["candidates"].push_back({{"shape", c.shape}, {"config", c.config.name()}, {"status", c.status},
-                               {"reason", c.reason}, {"median_s", c.median_s}, {"p20_s", c.p20_s},
-                               {"p80_s", c.p80_s}, {"tflops", c.tflops}, {"rel_error", c.rel_error},
-                               {"is_default", c.is_default}});
+  j["context"]["tie_tolerance"] = req.tie_tolerance;
+  for (const auto& c : res.candidates) j["candidates"].push_back(candidate_json(c));
+  j["sweep"] = sweep_json(sweep);
   PlotSeries tuned{"tuned", {}, {}}, def{"default", {}, {}}, kk{"Kokkos Kernels", {}, {}}, vendor{"vendor BLAS", {}, {}};
   for (const auto& s : res.shapes) {
     const double x = double(s.shape[0]);
@@ -215,7 +266,7 @@ int run_tune_matmul(const TuneOpts& o) {
   fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
              cache ? fmt::format("; best configs stored in {}", cache->path()) : "");
   for (const auto& w : cache ? cache->warnings() : std::vector<std::string>{}) fmt::print(stderr, "warning: {}\n", w);
-  return 0;
+  return print_unfinished(sweep) ? 1 : 0;
 }
 
 struct TuneEwOpts {
@@ -230,6 +281,9 @@ struct TuneEwOpts {
 
 int run_tune_elementwise(const TuneEwOpts& o) {
   using namespace tuning;
+  if (world_size() > 1)
+    throw InvalidArgument(fmt::format("tune elementwise is not divided among MPI ranks (only tune matmul is); "
+                                      "run it as one process, not under mpirun -np {}", world_size()));
   ElementwiseTuneRequest req;
   for (const auto& s : parse_sizes(o.sizes, 2)) req.shapes.push_back({s[0], s[1]});
   if (!parse_op(o.op, req.op)) throw InvalidArgument(fmt::format("unknown --op '{}' (allowed: {})", o.op, op_names()));
@@ -295,6 +349,23 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   return 0;
 }
 
+int run_tune_merge(const std::string& dir) {
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(false, dir);
+  if (world_size() > 1 && RankGroup::by_device(cache->identity().file_name()).rank() != 0) return 0;
+  const std::vector<SweepOutcome> sweeps = merge_unfinished(*cache);
+  if (sweeps.empty()) fmt::print("no unfinished sweep for this device in {}\n", tuning::SweepJournal::sweeps_dir(cache->path()));
+  int unfinished = 0;
+  for (const SweepOutcome& s : sweeps) {
+    for (const auto& w : s.warnings) fmt::print(stderr, "warning: {}\n", w);
+    int complete = 0;
+    for (const auto& sh : s.result.shapes) complete += sh.missing == 0 && sh.best ? 1 : 0;
+    fmt::print("sweep {}: {} of {} candidates measured; {} complete shapes stored in {}{}\n", s.id,
+               s.from_earlier_runs, s.pairs, complete, cache->path(), s.missing.empty() ? "; sweep finished" : "");
+    unfinished += print_unfinished(s) ? 1 : 0;
+  }
+  return unfinished > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 Runner add_tune(CLI::App& app) {
@@ -324,6 +395,11 @@ Runner add_tune(CLI::App& app) {
   mm->add_flag("--no-cache", o->no_cache, "do not store the results in the tuning cache");
   mm->add_flag("--no-baselines", o->no_baselines, "skip timing Kokkos Kernels gemm and the vendor BLAS");
   mm->add_flag("-q,--quiet", o->quiet, "no progress bar");
+  mm->add_option("--tie-tolerance", o->tie_tolerance,
+                 "candidates within this fraction of the fastest median are tied; a tie goes to the default, "
+                 "then to the config name first in byte order")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   CLI::App* ew = app.add_subcommand("elementwise", "tune an elementwise op for a list of shapes");
   auto e = std::make_shared<TuneEwOpts>();
   ew->add_option("--sizes", e->sizes, "shapes: MxN (or N for N x N), comma-separated")->capture_default_str();
@@ -339,9 +415,15 @@ Runner add_tune(CLI::App& app) {
   ew->add_option("--cache", e->cache, "tuning cache directory");
   ew->add_flag("--no-cache", e->no_cache, "do not store the results in the tuning cache");
   ew->add_flag("-q,--quiet", e->quiet, "no progress bar");
-  return [mm, o, ew, e]() -> int {
+  CLI::App* merge = app.add_subcommand(
+      "merge", "store what unfinished sweeps of this device measured (winners of complete shapes) and list what "
+               "they miss (e.g. after an MPI rank died); a re-run of the sweep then measures only the missing");
+  auto merge_dir = std::make_shared<std::string>();
+  merge->add_option("--cache", *merge_dir, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
+  return [mm, o, ew, e, merge, merge_dir]() -> int {
     if (mm->parsed()) return run_tune_matmul(*o);
     if (ew->parsed()) return run_tune_elementwise(*e);
+    if (merge->parsed()) return run_tune_merge(*merge_dir);
     return 2;
   };
 }

@@ -1,5 +1,6 @@
 // tilekit: run blocked matmul and elementwise ops (and, later, tuning) from the command line.
 #include "app/commands.hpp"
+#include "app/ranks.hpp"
 #include "kernels/matmul.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -54,8 +56,9 @@ std::string check_kokkos_args(int argc, char* argv[]) {
 }
 
 // GPU builds on a machine without that GPU: say so, instead of Kokkos aborting in initialize.
-std::string check_device() {
-  int count = 0;
+// `count` receives the number of GPUs of the build's backend (0 on host backends).
+std::string check_device(int& count) {
+  count = 0;
 #if defined(KOKKOS_ENABLE_CUDA)
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
@@ -69,21 +72,32 @@ std::string check_device() {
                        "AMD GPU (build the openmp preset for this machine)",
                        e != hipSuccess ? hipGetErrorString(e) : "0 devices");
 #endif
-  (void)count;
   return {};
 }
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // Under mpirun (MPI builds): MPI first, Kokkos inside it; the session ends after Kokkos.
+  tilekit::app::MpiSession mpi(argc, argv);
   if (const std::string why = check_kokkos_args(argc, argv); !why.empty()) {
     std::cerr << "error: " << why << "\n";
     return kExitBadInput;
   }
-  if (const std::string why = check_device(); !why.empty()) {
+  int gpus = 0;
+  if (const std::string why = check_device(gpus); !why.empty()) {
     std::cerr << "error: " << why << "\n";
     return kExitNoDevice;
   }
+  // Each MPI rank on its own GPU (local rank -> device id) or its share of the node's cores.
+  std::string note;
+  std::vector<std::string> rank_args = tilekit::app::rank_device_arguments(argc, argv, gpus, note);
+  if (!note.empty() && tilekit::app::local_rank() == 0) std::cerr << "warning: " << note << "\n";
+  std::vector<char*> args(argv, argv + argc);
+  for (std::string& a : rank_args) args.push_back(a.data());
+  args.push_back(nullptr);
+  argc = int(args.size()) - 1;
+  argv = args.data();
   // Kokkos takes its own --kokkos-* arguments out of argv first.
   Kokkos::ScopeGuard kokkos(argc, argv);
 
@@ -117,7 +131,7 @@ int main(int argc, char* argv[]) {
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    return tilekit::app::abort_all(1);  // other ranks may be waiting for this one in a collective
   }
   return 0;
 }

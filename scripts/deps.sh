@@ -22,7 +22,8 @@
 # CUDA_ROOT (the CUDA for the cuda backend), TILEKIT_NO_APT=1 (install nothing; for machines
 # without apt, such as the GPU machine), TILEKIT_KOKKOS_SRC (a folder holding kokkos/ and
 # kokkos-kernels/ extracted from Debian's trilinos source, instead of downloading it),
-# TILEKIT_JOBS (parallel build jobs; default nproc).
+# TILEKIT_JOBS (parallel build jobs; default nproc), TILEKIT_MPI=1 (also install OpenMPI:
+# libopenmpi-dev, openmpi-bin, for builds with -DTILEKIT_ENABLE_MPI=ON).
 set -euo pipefail
 
 backend=${1:-openmp}
@@ -113,6 +114,8 @@ ensure_apt_sources
 apt_install build-essential cmake ninja-build ccache dpkg-dev git patch \
   libbenchmark-dev libgtest-dev libgmock-dev libopenblas-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
   python3-matplotlib
+# The MPI build (TILEKIT_MPI=1: ./tk --mpi, the *-mpi presets): Debian's OpenMPI.
+[ "${TILEKIT_MPI:-0}" = 1 ] && apt_install libopenmpi-dev openmpi-bin
 case "$backend" in
   cuda11) apt_install nvidia-cuda-toolkit g++-11 ;;
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;

@@ -3,12 +3,19 @@
 # with .carry/gpu-build made here by scripts/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
 # (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
 #
-#   scripts/gpu-build.sh [build|test]      (default build; test = ./tk test --preset cuda)
+#   scripts/gpu-build.sh [build|test] [--mpi]   (default build; test = ./tk test --preset cuda)
 #
-# Prints how long each part took. Everything lands under /tmp (TILEKIT_CACHE) and build/cuda.
+# --mpi: the cuda-mpi preset (build/cuda-mpi), against the OpenMPI carried in .carry/gpu-build/mpi-debs,
+# unpacked into /tmp/tilekit-mpi and used relocated (OPAL_PREFIX). To run mpirun afterwards in the
+# same shell, `source scripts/gpu-mpi-env.sh` (gpu-mpi-sweep.sh does).
+# Prints how long each part took. Everything lands under /tmp (TILEKIT_CACHE) and build/cuda[-mpi].
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-build}
+what=build
+mpi=()
+for a in "$@"; do
+  case $a in --mpi) mpi=(--mpi) ;; build|test) what=$a ;; *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;; esac
+done
 carry=.carry/gpu-build
 [ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
 t0=$SECONDS
@@ -22,14 +29,18 @@ for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sys"; done
 export TILEKIT_KOKKOS_SRC="$TILEKIT_CACHE/src-carried"
 export CMAKE_PREFIX_PATH="$sys/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$sys/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ ${#mpi[@]} -gt 0 ]; then
+  [ -d "$carry/mpi-debs" ] || { echo "gpu-build: no $carry/mpi-debs (re-run scripts/gpu-pack.sh)" >&2; exit 1; }
+  source scripts/gpu-mpi-env.sh
+fi
 echo "== unpacked in $((SECONDS - t0)) s"
 scripts/deps.sh cuda
 echo "== Kokkos + Kokkos Kernels built in $((SECONDS - t0)) s"
 t1=$SECONDS
-./tk build --preset cuda 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
-echo "== cuda preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
+./tk build --preset cuda "${mpi[@]}" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+echo "== cuda$([ ${#mpi[@]} -eq 0 ] || echo -mpi) preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
 if [ "$what" = test ]; then
   t2=$SECONDS
-  ./tk test --preset cuda
+  ./tk test --preset cuda "${mpi[@]}"
   echo "== tests ran in $((SECONDS - t2)) s"
 fi

@@ -74,5 +74,10 @@ expect 0 "PASS"                   -- elementwise 33 17 --op add --dtype f16 --va
 expect 0 "PASS"                   -- elementwise 0 5 --check --reps 1 --warmup 0
 expect 0 '"pass": true'           -- elementwise 19 37 --op fma --dtype bf16 --layout col --ld 40 --last-shape 1x37 --check --json --reps 1
 expect 0 '"pass": true'           -- elementwise 9 13 --op silu --dtype f32 --variant vectorized --check --json --reps 1
+# tune: the tie tolerance is a fraction; merge with no unfinished sweep says so and exits 0.
+tune_dir=$(mktemp -d)
+expect 2 "--tie-tolerance"        -- tune matmul --tie-tolerance 2 --cache "$tune_dir"
+expect 0 "no unfinished sweep"    -- tune merge --cache "$tune_dir"
+rm -rf "$tune_dir"
 echo "cli_bad_input: $((n-fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

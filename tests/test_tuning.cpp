@@ -5,6 +5,7 @@
 #include "tuning/matmul_tuner.hpp"
 #include "tuning/elementwise_tuner.hpp"
 #include "tuning/elementwise_defaults.hpp"
+#include "tuning/sweep_journal.hpp"
 
 #include <gtest/gtest.h>
 
@@ -330,6 +331,113 @@ TEST(ElementwiseAuto, UsesTheNearestTunedShapeElseTheDefault) {
   EXPECT_EQ(source, "nearest");
   EXPECT_EQ(resolve_tuned_elementwise(OpKind::sub, DType::f32, 64, 64, source, why, dir.path.string()), naive);
   EXPECT_EQ(source, "exact");
+}
+
+}  // namespace
+
+namespace {
+
+CandidateResult timed(const std::string& config, double median_s, bool is_default = false) {
+  CandidateResult c;
+  std::string why;
+  c.config = default_matmul_config(backend_name(), DType::f32);
+  EXPECT_TRUE(MatmulConfig::parse(config, c.config, why)) << why;
+  c.status = "ok";
+  c.median_s = median_s;
+  c.is_default = is_default;
+  return c;
+}
+
+TEST(WinnerIndex, CandidatesWithinTheToleranceAreTiedAndTheTieGoesToTheDefaultThenTheFirstName) {
+  const auto a = timed("bm64_bn64_bk8_tm4_tn4_g1_t1_v1", 1.000e-3);
+  const auto b = timed("bm32_bn32_bk8_tm4_tn4_g1_t1_v1", 1.015e-3);  // 1.5% slower: tied at 2%
+  const auto c = timed("bm16_bn16_bk8_tm4_tn4_g1_t1_v1", 1.030e-3);  // 3% slower: not tied
+  auto def = timed("bm128_bn128_bk8_tm4_tn4_g1_t1_v1", 1.010e-3, true);
+
+  const std::vector<CandidateResult> no_default{a, b, c}, reversed{c, b, a}, with_default{a, b, c, def};
+
+  EXPECT_EQ(no_default[*winner_index(no_default, 0.02)].config.name(), b.config.name()) << "name order among tied";
+  EXPECT_EQ(reversed[*winner_index(reversed, 0.02)].config.name(), b.config.name()) << "arrival order does not matter";
+  EXPECT_EQ(with_default[*winner_index(with_default, 0.02)].config.name(), def.config.name()) << "the default wins ties";
+  EXPECT_EQ(no_default[*winner_index(no_default, 0.0)].config.name(), a.config.name()) << "no tolerance: the fastest";
+  def.median_s = 1.05e-3;
+  const std::vector<CandidateResult> slow_default{a, b, c, def};
+  EXPECT_EQ(slow_default[*winner_index(slow_default, 0.02)].config.name(), b.config.name());
+  EXPECT_FALSE(winner_index({}, 0.02));
+}
+
+TEST(MatmulPlan, PairsSplitBetweenProcessesAreMeasuredOnceAndGiveTheSameCandidatesAsOneProcess) {
+  MatmulTuneRequest req;
+  req.shapes = {{24, 40, 16}, {4, 33, 29}, {33, 17, 29}};  // a thin product has its own candidates
+  req.strategy = Strategy::random;
+  req.budget.count = 3;
+  req.seed = 5;
+  req.baselines = false;
+  const MatmulPlan plan = plan_matmul(req);
+  ASSERT_EQ(plan.pairs(), plan.picks[0].size() + plan.picks[1].size() + plan.picks[2].size());
+  EXPECT_TRUE(plan.default_of(1).thin);
+  EXPECT_EQ(sweep_id(matmul_plan_json(req, plan, DeviceIdentity::current())),
+            sweep_id(matmul_plan_json(req, plan_matmul(req), DeviceIdentity::current())));
+
+  // Two "ranks": even and odd pairs.
+  std::vector<int> measured(plan.pairs(), 0);
+  std::vector<std::optional<CandidateResult>> by_pair(plan.pairs());
+  for (int rank = 0; rank < 2; ++rank) {
+    MatmulWork work;
+    for (std::size_t p = rank; p < plan.pairs(); p += 2) work.pairs.push_back(p);
+    const MatmulSinks sinks{[&](std::size_t p, const CandidateResult& r) { ++measured[p], by_pair[p] = r; }, nullptr};
+    EXPECT_EQ(measure_matmul(req, plan, work, sinks, nullptr), "");
+  }
+  const MatmulTuneResult split = summarize_matmul(req, plan, by_pair, {});
+  const MatmulTuneResult whole = tune_matmul(req, nullptr, nullptr);
+
+  for (int n : measured) EXPECT_EQ(n, 1);
+  EXPECT_TRUE(split.missing.empty());
+  ASSERT_EQ(split.candidates.size(), whole.candidates.size());
+  for (std::size_t i = 0; i < whole.candidates.size(); ++i) {
+    EXPECT_EQ(split.candidates[i].config, whole.candidates[i].config);
+    EXPECT_EQ(split.candidates[i].shape, whole.candidates[i].shape);
+  }
+}
+
+TEST(MatmulPlan, PairsWithoutAResultAreReportedMissingAndTheirShapeHasNoWinner) {
+  MatmulTuneRequest req;
+  req.shapes = {{24, 40, 16}};
+  req.budget.count = 2;
+  req.baselines = false;
+  const MatmulPlan plan = plan_matmul(req);
+  std::vector<std::optional<CandidateResult>> by_pair(plan.pairs());
+  MatmulWork work{{0}, {}};
+  measure_matmul(req, plan, work, {[&](std::size_t p, const CandidateResult& r) { by_pair[p] = r; }, nullptr}, nullptr);
+  const MatmulTuneResult res = summarize_matmul(req, plan, by_pair, {});
+  EXPECT_EQ(res.missing.size(), plan.pairs() - 1);
+  EXPECT_EQ(res.shapes[0].missing, int(plan.pairs() - 1));
+}
+
+TEST(SweepJournal, KeepsEveryWholeRecordAndSkipsATornLastLine) {
+  TempDir dir;
+  const std::string cache_path = (dir.path / "cache.json").string();
+  {
+    SweepJournal j(cache_path, "abc");
+    j.write_plan({{"kernel", "matmul"}});
+    j.open(1, "run1");
+    j.append({{"kind", "candidate"}, {"pair", 0}});
+    j.append({{"kind", "candidate"}, {"pair", 1}});
+  }
+  std::ofstream(fs::path(SweepJournal::sweeps_dir(cache_path)) / "abc" / "rank1-run1.jsonl", std::ios::app)
+      << "{\"kind\":\"cand";  // a write cut short
+
+  SweepJournal j(cache_path, "abc");
+  std::vector<std::string> warnings;
+  const auto records = j.read_all(warnings);
+
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].at("pair"), 1);
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(SweepJournal::unfinished(cache_path), std::vector<std::string>{"abc"});
+  EXPECT_EQ(j.read_plan().at("kernel"), "matmul");
+  j.remove();
+  EXPECT_TRUE(SweepJournal::unfinished(cache_path).empty());
 }
 
 }  // namespace

@@ -233,7 +233,9 @@ bool TuningCache::load_text(const std::string& text, const std::string& origin) 
   return true;
 }
 
-void TuningCache::store(const TuneEntry& e) {
+void TuningCache::store(const TuneEntry& e) { store_all({e}); }
+
+void TuningCache::store_all(const std::vector<TuneEntry>& new_entries) {
   const fs::path p(path_);
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
@@ -252,7 +254,7 @@ void TuningCache::store(const TuneEntry& e) {
     on_disk.clear();
   }
   for (const auto& x : entries_) upsert(on_disk, x);
-  upsert(on_disk, e);
+  for (const auto& e : new_entries) upsert(on_disk, e);
   entries_ = on_disk;
 
   json j = {{"format", kFormatVersion}, {"tilekit_version", identity_.tilekit_version},

@@ -75,6 +75,8 @@ class TuningCache {
   /// merged with entries other writers stored meanwhile. Throws std::runtime_error if the
   /// directory cannot be written (the message names the path).
   void store(const TuneEntry& e);
+  /// store() for several entries under one lock and one write (the merge of a distributed sweep).
+  void store_all(const std::vector<TuneEntry>& entries);
 
   /// Adds or replaces an entry in memory only (no file is written).
   void add_in_memory(const TuneEntry& e);

@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -90,14 +91,28 @@ void time_baselines(const MatmulProblem<TIn, float>& shape_only, const StridedMa
   }
 }
 
+// Whether the device still runs a trivial kernel: after a launch error, tells a candidate that
+// failed on its own (recorded as launch_failed) from a device that no longer works (the rank stops).
+bool device_usable() {
+  try {
+    Kokkos::View<int*> probe("tilekit::tune_probe", 1);
+    Kokkos::parallel_for("tilekit::tune_device_probe", Kokkos::RangePolicy<>(0, 1), KOKKOS_LAMBDA(int i) { probe(i) = 1; });
+    Kokkos::fence();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Measures the given candidates (indices into plan.picks) and, if asked, the baselines of one shape.
+// Returns "" or why the device stopped working.
 template <class TIn, class TOut>
-void sweep_shape(const MatmulTuneRequest& req, const std::array<int64_t, 3>& shape,
-                 const std::vector<MatmulConfig>& space, const std::vector<int>& order, const MatmulConfig& def,
-                 MatmulTuneResult& res, ShapeSummary& sum, TuningCache* cache, const TuneProgress& progress,
-                 int& done, int total) {
+std::string measure_shape(const MatmulTuneRequest& req, const MatmulPlan& plan, std::size_t shape_index,
+                          const std::vector<std::size_t>& picks, bool baselines, const MatmulSinks& sinks,
+                          const TuneProgress& progress, int& done, int total) {
   using compute = typename TypeTraits<TIn>::compute;
+  const std::array<int64_t, 3>& shape = plan.shapes[shape_index];
   const int64_t M = shape[0], N = shape[1], K = shape[2];
-  sum.shape = shape;
 
   // Rotating input sets: enough (A, B) pairs that one pass over them exceeds twice the last-level
   // cache, so timed runs do not find their inputs already cached (at most 64 sets).
@@ -136,11 +151,13 @@ void sweep_shape(const MatmulTuneRequest& req, const std::array<int64_t, 3>& sha
   const RefMatrix ref = reference_kokkos_kernels(p0, c_view);  // beta = 0: C is not read
   const double tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, K);
 
-  if (req.baselines) {
+  if (baselines) {
     MatmulProblem<TIn, float> shape_only;
     shape_only.M = M;
     shape_only.N = N;
     shape_only.K = K;
+    ShapeSummary sum;
+    sum.shape = shape;
     if constexpr (std::is_same<TIn, double>::value) {
       time_baselines<double>(shape_only, p0.a, p0.b, req, sum);
       sum.baseline_note = "f64";
@@ -148,27 +165,24 @@ void sweep_shape(const MatmulTuneRequest& req, const std::array<int64_t, 3>& sha
       time_baselines<float>(shape_only, p0.a, p0.b, req, sum);
       sum.baseline_note = std::is_same<TIn, float>::value ? "f32" : "f32 on the upcast inputs";
     }
+    if (sinks.baselines) sinks.baselines(shape_index, {sum.kk_tflops, sum.vendor_tflops, sum.baseline_note});
   }
 
-  // The default config is always measured (speedup over default), then the strategy's picks.
-  std::vector<MatmulConfig> picks{def};
-  for (int i : order)
-    if (!(space[i] == def)) picks.push_back(space[i]);
-  if (int(picks.size()) > int(order.size()) + 1) picks.resize(order.size() + 1);
-  picks.insert(picks.end(), req.extra_candidates.begin(), req.extra_candidates.end());
-
   const auto start = std::chrono::steady_clock::now();
-  for (const MatmulConfig& cfg : picks) {
+  std::string best_note;
+  double best_s = 0;
+  for (std::size_t k = 0; k < picks.size(); ++k) {
+    const std::size_t pick = picks[k];
+    const MatmulConfig& cfg = plan.picks[shape_index][pick];
     CandidateResult r;
     r.shape = shape;
     r.config = cfg;
-    r.is_default = cfg == def;
+    r.is_default = cfg == plan.default_of(shape_index);
     const bool planted = req.plant_wrong_result && req.plant_wrong_result(cfg);
     const std::string why = check_matmul(p0, cfg);
     if (!why.empty()) {
       r.status = "pruned";
       r.reason = why;
-      ++sum.pruned;
     } else {
       try {
         const Timing t = time_runs(req.warmup, std::max(req.reps, 7), [&](int i) {
@@ -190,41 +204,47 @@ void sweep_shape(const MatmulTuneRequest& req, const std::array<int64_t, 3>& sha
         } else {
           r.status = "wrong_result";
           r.reason = fmt::format("relative error {:.3e} over tolerance {:.3e}", r.rel_error, tol);
-          ++sum.rejected;
         }
       } catch (const std::exception& e) {
+        if (!device_usable())
+          return fmt::format("the device stopped working at {} {} ({})", fmt::format("{}x{}x{}", M, N, K),
+                             cfg.name(), e.what());
         r.status = "launch_failed";
         r.reason = e.what();
-        ++sum.failed;
       }
     }
-    ++sum.tried;
-    if (r.status == "ok" && (!sum.best || r.median_s < sum.best->median_s)) sum.best = r;
-    if (r.is_default) sum.default_result = r;
-    res.candidates.push_back(r);
+    if (r.status == "ok" && (best_note.empty() || r.median_s < best_s)) {
+      best_s = r.median_s;
+      best_note = fmt::format("{} {:.3f} TFLOP/s", r.config.name(), r.tflops);
+    }
+    if (sinks.candidate) sinks.candidate(plan.pair_of(shape_index, pick), r);
     ++done;
-    if (progress)
-      progress(done, total,
-               sum.best ? fmt::format("{} {:.3f} TFLOP/s", sum.best->config.name(), sum.best->tflops) : "");
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (progress) progress(done, total, best_note);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (req.budget.seconds > 0 && elapsed > req.budget.seconds) {
-      done += int(picks.size()) - int(&cfg - picks.data()) - 1;  // skipped ones count as done
+      // Over the time budget: the rest of this shape is recorded as skipped (not missing).
+      for (std::size_t q = k + 1; q < picks.size(); ++q) {
+        CandidateResult skip;
+        skip.shape = shape;
+        skip.config = plan.picks[shape_index][picks[q]];
+        skip.is_default = skip.config == plan.default_of(shape_index);
+        skip.status = "skipped";
+        skip.reason = fmt::format("over the --seconds budget ({:g} s) of the shape", req.budget.seconds);
+        if (sinks.candidate) sinks.candidate(plan.pair_of(shape_index, picks[q]), skip);
+        ++done;
+      }
+      if (progress) progress(done, total, best_note);
       break;
     }
   }
+  return {};
+}
 
-  if (cache && sum.best) {
-    TuneEntry e;
-    e.key = matmul_key(req.in, req.out, req.layouts, req.epilogue, M, N, K);
-    e.config = sum.best->config.name();
-    e.median_s = sum.best->median_s;
-    e.p20_s = sum.best->p20_s;
-    e.p80_s = sum.best->p80_s;
-    e.rate = sum.best->tflops;
-    e.date = now_iso8601();
-    cache->store(e);
-  }
+// FNV-1a, 64 bits: a stable hash (std::hash is not stable across standard libraries).
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
 }
 
 }  // namespace
@@ -263,38 +283,244 @@ TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epil
                  {M, N, K}};
 }
 
-MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, const TuneProgress& progress) {
-  MatmulTuneResult res;
+std::size_t MatmulPlan::shape_of(std::size_t pair) const {
+  return std::size_t(std::upper_bound(first.begin(), first.end(), pair) - first.begin()) - 1;
+}
+
+void MatmulPlan::index() {
+  first = {0};
+  for (const auto& p : picks) first.push_back(first.back() + p.size());
+}
+
+MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
+  MatmulPlan plan;
+  plan.shapes = req.shapes;
   // Two spaces by shape class: thin products (M or N up to kThinMaxRows) try thin configs, the
   // others the tile menu; each shape's default is the shape-aware one.
   const std::vector<MatmulConfig> tile_space = matmul_search_space(req.in);
   const std::vector<MatmulConfig> thin_space = thin_search_space();
   const std::vector<int> tile_order = candidate_order(int(tile_space.size()), req.strategy, req.budget, req.seed);
   const std::vector<int> thin_order = candidate_order(int(thin_space.size()), req.strategy, req.budget, req.seed);
-  auto picks_of = [&](const std::array<int64_t, 3>& shape) {
+  for (const auto& shape : req.shapes) {
     const bool thin = is_thin_shape(shape[0], shape[1]);
-    const MatmulConfig def = default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2]);
     const auto& space = thin ? thin_space : tile_space;
     const auto& order = thin ? thin_order : tile_order;
-    int n = 1;
-    for (int i : order) n += space[i] == def ? 0 : 1;
-    return std::min<int>(n, int(order.size()) + 1) + int(req.extra_candidates.size());
+    // The default config is always measured (speedup over default), then the strategy's picks.
+    std::vector<MatmulConfig> picks{default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2])};
+    for (int i : order)
+      if (!(space[i] == picks.front())) picks.push_back(space[i]);
+    if (picks.size() > order.size() + 1) picks.resize(order.size() + 1);
+    for (const MatmulConfig& c : req.extra_candidates)
+      if (std::find(picks.begin(), picks.end(), c) == picks.end()) picks.push_back(c);
+    plan.picks.push_back(std::move(picks));
+  }
+  plan.index();
+  return plan;
+}
+
+nlohmann::json matmul_plan_json(const MatmulTuneRequest& req, const MatmulPlan& plan, const DeviceIdentity& device) {
+  // Shapes of one class share their candidate list: each distinct list once, and its index per shape.
+  std::vector<std::vector<std::string>> sets;
+  std::vector<std::size_t> set_of_shape;
+  for (const auto& picks : plan.picks) {
+    std::vector<std::string> names;
+    for (const auto& c : picks) names.push_back(c.name());
+    const auto at = std::find(sets.begin(), sets.end(), names);
+    set_of_shape.push_back(std::size_t(at - sets.begin()));
+    if (at == sets.end()) sets.push_back(std::move(names));
+  }
+  return {{"kernel", "matmul"},
+          {"dtype", dtype_name(req.in)},
+          {"out_dtype", dtype_name(req.out)},
+          {"layouts", {req.layouts.a_col ? "col" : "row", req.layouts.b_col ? "col" : "row", req.layouts.c_col ? "col" : "row"}},
+          {"epilogue", req.epilogue.name()},
+          {"reps", req.reps},
+          {"warmup", req.warmup},
+          {"seed", req.seed},
+          {"seconds", req.budget.seconds},
+          {"baselines", req.baselines},
+          {"tie_tolerance", req.tie_tolerance},
+          {"device", {{"backend", device.backend}, {"device", device.device}, {"architecture", device.architecture},
+                      {"compute_units", device.compute_units}, {"tilekit_version", device.tilekit_version}}},
+          {"shapes", plan.shapes},
+          {"candidate_sets", sets},  // the first of each list is the shapes' default config
+          {"set_of_shape", set_of_shape}};
+}
+
+std::string sweep_id(const nlohmann::json& plan_json) { return fmt::format("{:016x}", fnv1a(plan_json.dump())); }
+
+std::pair<MatmulTuneRequest, MatmulPlan> matmul_plan_from_json(const nlohmann::json& j) {
+  MatmulTuneRequest req;
+  MatmulPlan plan;
+  std::string why;
+  if (!parse_dtype(j.at("dtype").get<std::string>(), req.in) || !parse_dtype(j.at("out_dtype").get<std::string>(), req.out))
+    throw std::runtime_error("plan: unknown types");
+  const auto layouts = j.at("layouts").get<std::vector<std::string>>();
+  req.layouts = {layouts.at(0) == "col", layouts.at(1) == "col", layouts.at(2) == "col"};
+  if (!Epilogue::parse(j.at("epilogue").get<std::string>(), req.epilogue, why)) throw std::runtime_error("plan: " + why);
+  req.reps = j.at("reps").get<int>();
+  req.warmup = j.at("warmup").get<int>();
+  req.seed = j.at("seed").get<uint64_t>();
+  req.budget.seconds = j.value("seconds", 0.0);
+  req.baselines = j.at("baselines").get<bool>();
+  req.tie_tolerance = j.at("tie_tolerance").get<double>();
+  plan.shapes = j.at("shapes").get<std::vector<std::array<int64_t, 3>>>();
+  req.shapes = plan.shapes;
+  auto parse_config = [&](const std::string& name) {
+    MatmulConfig c = default_matmul_config(backend_name(), req.in);
+    if (!MatmulConfig::parse(name, c, why)) throw std::runtime_error("plan: " + why);
+    return c;
   };
-  int total = 0;
-  for (const auto& shape : req.shapes) total += picks_of(shape);
+  const auto sets = j.at("candidate_sets").get<std::vector<std::vector<std::string>>>();
+  for (std::size_t set : j.at("set_of_shape").get<std::vector<std::size_t>>()) {
+    std::vector<MatmulConfig> picks;
+    for (const auto& name : sets.at(set)) picks.push_back(parse_config(name));
+    plan.picks.push_back(std::move(picks));
+  }
+  if (plan.picks.size() != plan.shapes.size()) throw std::runtime_error("plan: one candidate list per shape expected");
+  plan.index();
+  return {req, plan};
+}
+
+std::string measure_matmul(const MatmulTuneRequest& req, const MatmulPlan& plan, const MatmulWork& work,
+                           const MatmulSinks& sinks, const TuneProgress& progress) {
+  // Per shape: the candidates of `work` (in plan order) and whether its baselines are ours.
+  std::vector<std::vector<std::size_t>> picks(plan.shapes.size());
+  std::vector<bool> baselines(plan.shapes.size(), false);
+  for (std::size_t p : work.pairs) picks[plan.shape_of(p)].push_back(p - plan.first[plan.shape_of(p)]);
+  for (std::size_t s : work.baseline_shapes) baselines[s] = req.baselines;
+  const int total = int(work.pairs.size());
   int done = 0;
-  for (const auto& shape : req.shapes) {
-    ShapeSummary sum;
-    const bool thin = is_thin_shape(shape[0], shape[1]);
-    const MatmulConfig def = default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2]);
+  for (std::size_t s = 0; s < plan.shapes.size(); ++s) {
+    if (picks[s].empty() && !baselines[s]) continue;
+    std::sort(picks[s].begin(), picks[s].end());
+    std::string stopped;
     with_type_pair(req.in, req.out, [&](auto tin, auto tout) {
-      sweep_shape<typename decltype(tin)::type, typename decltype(tout)::type>(
-          req, shape, thin ? thin_space : tile_space, thin ? thin_order : tile_order, def, res, sum, cache, progress,
-          done, total);
+      stopped = measure_shape<typename decltype(tin)::type, typename decltype(tout)::type>(
+          req, plan, s, picks[s], baselines[s], sinks, progress, done, total);
+      return 0;
     });
+    if (!stopped.empty()) return stopped;
+  }
+  return {};
+}
+
+std::optional<std::size_t> winner_index(const std::vector<CandidateResult>& candidates, double tie_tolerance) {
+  std::optional<std::size_t> fastest;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].status == "ok" && (!fastest || candidates[i].median_s < candidates[*fastest].median_s)) fastest = i;
+  if (!fastest) return std::nullopt;
+  const double limit = candidates[*fastest].median_s * (1.0 + std::max(0.0, tie_tolerance));
+  std::optional<std::size_t> win;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const CandidateResult& c = candidates[i];
+    if (c.status != "ok" || c.median_s > limit) continue;
+    if (!win) {
+      win = i;
+      continue;
+    }
+    const CandidateResult& w = candidates[*win];
+    // The default first, then the config name in byte order.
+    if (c.is_default != w.is_default ? c.is_default : c.config.name() < w.config.name()) win = i;
+  }
+  return win;
+}
+
+MatmulTuneResult summarize_matmul(const MatmulTuneRequest& req, const MatmulPlan& plan,
+                                  const std::vector<std::optional<CandidateResult>>& by_pair,
+                                  const std::vector<std::optional<ShapeBaselines>>& baselines) {
+  MatmulTuneResult res;
+  for (std::size_t s = 0; s < plan.shapes.size(); ++s) {
+    ShapeSummary sum;
+    sum.shape = plan.shapes[s];
+    std::vector<CandidateResult> measured;
+    for (std::size_t k = 0; k < plan.picks[s].size(); ++k) {
+      const std::size_t p = plan.pair_of(s, k);
+      if (p >= by_pair.size() || !by_pair[p]) {
+        res.missing.push_back(p);
+        ++sum.missing;
+        continue;
+      }
+      const CandidateResult& r = *by_pair[p];
+      if (r.status != "skipped") ++sum.tried;
+      if (r.status == "pruned") ++sum.pruned;
+      if (r.status == "launch_failed") ++sum.failed;
+      if (r.status == "wrong_result") ++sum.rejected;
+      if (r.is_default) sum.default_result = r;
+      measured.push_back(r);
+      res.candidates.push_back(r);
+    }
+    if (const auto w = winner_index(measured, req.tie_tolerance)) sum.best = measured[*w];
+    if (s < baselines.size() && baselines[s]) {
+      sum.kk_tflops = baselines[s]->kk_tflops;
+      sum.vendor_tflops = baselines[s]->vendor_tflops;
+      sum.baseline_note = baselines[s]->note;
+    }
     res.shapes.push_back(sum);
   }
   return res;
+}
+
+TuneEntry matmul_entry(const MatmulTuneRequest& req, const CandidateResult& best) {
+  TuneEntry e;
+  e.key = matmul_key(req.in, req.out, req.layouts, req.epilogue, best.shape[0], best.shape[1], best.shape[2]);
+  e.config = best.config.name();
+  e.median_s = best.median_s;
+  e.p20_s = best.p20_s;
+  e.p80_s = best.p80_s;
+  e.rate = best.tflops;
+  e.date = now_iso8601();
+  return e;
+}
+
+nlohmann::json candidate_json(const CandidateResult& c) {
+  return {{"shape", c.shape},     {"config", c.config.name()}, {"status", c.status},   {"reason", c.reason},
+          {"median_s", c.median_s}, {"p20_s", c.p20_s},         {"p80_s", c.p80_s},     {"tflops", c.tflops},
+          {"rel_error", c.rel_error}, {"is_default", c.is_default}, {"rank", c.rank},   {"run", c.run}};
+}
+
+CandidateResult candidate_from_json(const nlohmann::json& j) {
+  CandidateResult c;
+  c.shape = j.at("shape").get<std::array<int64_t, 3>>();
+  std::string why;
+  if (!MatmulConfig::parse(j.at("config").get<std::string>(), c.config, why)) throw std::runtime_error(why);
+  c.status = j.at("status").get<std::string>();
+  c.reason = j.value("reason", std::string());
+  c.median_s = j.value("median_s", 0.0);
+  c.p20_s = j.value("p20_s", 0.0);
+  c.p80_s = j.value("p80_s", 0.0);
+  c.tflops = j.value("tflops", 0.0);
+  c.rel_error = j.value("rel_error", 0.0);
+  c.is_default = j.value("is_default", false);
+  c.rank = j.value("rank", 0);
+  c.run = j.value("run", std::string());
+  return c;
+}
+
+MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, const TuneProgress& progress) {
+  const MatmulPlan plan = plan_matmul(req);
+  std::vector<std::optional<CandidateResult>> by_pair(plan.pairs());
+  std::vector<std::optional<ShapeBaselines>> baselines(plan.shapes.size());
+  const MatmulSinks sinks{[&](std::size_t p, const CandidateResult& r) { by_pair[p] = r; },
+                          [&](std::size_t s, const ShapeBaselines& b) { baselines[s] = b; }};
+  int done = 0;
+  const int total = int(plan.pairs());
+  // Shape by shape, so each finished shape's winner is stored before the next one starts.
+  for (std::size_t s = 0; s < plan.shapes.size(); ++s) {
+    MatmulWork work;
+    for (std::size_t k = 0; k < plan.picks[s].size(); ++k) work.pairs.push_back(plan.pair_of(s, k));
+    work.baseline_shapes = {s};
+    const int before = done;
+    const std::string stopped = measure_matmul(req, plan, work, sinks, [&](int d, int, const std::string& best) {
+      done = before + d;
+      if (progress) progress(done, total, best);
+    });
+    if (!stopped.empty()) throw std::runtime_error(stopped);
+    if (!cache) continue;
+    const MatmulTuneResult shape_res = summarize_matmul(req, plan, by_pair, baselines);
+    if (shape_res.shapes[s].best) cache->store(matmul_entry(req, *shape_res.shapes[s].best));
+  }
+  return summarize_matmul(req, plan, by_pair, baselines);
 }
 
 TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings,
