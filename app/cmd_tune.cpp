@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -103,10 +104,11 @@ struct ProgressBar {
 // The tuning cache of this device in `dir` (default dir when empty), loaded; null with --no-cache.
 // Only the leader loads (and, if corrupt, sets aside) the file: the other ranks of a sweep only
 // need its path, for their journal.
-std::unique_ptr<tuning::TuningCache> open_cache(bool no_cache, const std::string& dir, bool load = true) {
+std::unique_ptr<tuning::TuningCache> open_cache(bool no_cache, const std::string& dir, bool load = true,
+                                                const tuning::DeviceIdentity& device = tuning::DeviceIdentity::current()) {
   if (no_cache) return nullptr;
-  auto cache = std::make_unique<tuning::TuningCache>(
-      tuning::TuningCache::for_current_device(dir.empty() ? tuning::TuningCache::default_dir() : dir));
+  const std::string folder = dir.empty() ? tuning::TuningCache::default_dir() : dir;
+  auto cache = std::make_unique<tuning::TuningCache>((std::filesystem::path(folder) / device.file_name()).string(), device);
   if (!load) return cache;
   cache->load();
   for (const auto& w : cache->warnings()) fmt::print(stderr, "warning: {}\n", w);
@@ -171,11 +173,15 @@ int run_tune_matmul(const TuneOpts& o) {
   const RuntimeInfo info = runtime_info();
   // Ranks with the same device share one sweep; ranks on another device model sweep for their own
   // device, into its own cache file (the identity names the device), never mixed.
-  const DeviceIdentity device = DeviceIdentity::current();
+  DeviceIdentity device = DeviceIdentity::current();
+  // Test hook (tests/mpi_sweep.sh): this world rank claims another device model, to check that
+  // ranks of different devices sweep into their own cache files.
+  if (const char* r = std::getenv("TILEKIT_TEST_OTHER_DEVICE_RANK"); r && std::atoi(r) == world_rank())
+    device.device += " (test: another model)";
   const RankGroup group = RankGroup::by_device(device.file_name());
   const bool quiet = o.quiet || !group.leader();
   if (!info.optimized && group.leader()) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
-  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache, group.leader());
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache, group.leader(), device);
   std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
   if (group.groups() > 1) out_dir += fmt::format("-{}", device.file_name().substr(0, device.file_name().size() - 5));
 

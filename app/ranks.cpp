@@ -59,6 +59,14 @@ int world_size() {
   return size;
 }
 
+int world_rank() {
+  int rank = 0;
+#if defined(TILEKIT_HAVE_MPI)
+  if (g_mpi_initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#endif
+  return rank;
+}
+
 int local_rank() { return g_local_rank; }
 int local_size() { return g_local_size; }
 

@@ -21,6 +21,7 @@ class MpiSession {
 /// Whether this build can use MPI, and the world's size (1 without MPI or outside mpirun).
 bool mpi_built();
 int world_size();
+int world_rank();
 /// Rank among the processes of this node (MPI_COMM_TYPE_SHARED), and how many share the node.
 int local_rank();
 int local_size();

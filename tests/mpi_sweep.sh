@@ -6,7 +6,8 @@
 #   - after the kill, what finished is in the journal, `tilekit tune merge` stores the complete
 #     shapes and lists every missing candidate, and a re-run measures exactly the missing ones;
 #   - a rank whose device stops working (the process lives): the run names it, stores the others'
-#     results, lists its lost candidates, exits 1; a re-run completes the sweep.
+#     results, lists its lost candidates, exits 1; a re-run completes the sweep;
+#   - ranks of two device models each sweep for their own device, into their own cache file.
 # Each rank runs 1 thread (2 ranks on 2 cores), so the 1-rank sweep runs 1 thread too: the device
 # identity, and the host search space, name the thread count.
 #   tests/mpi_sweep.sh <tilekit binary> <mpiexec>
@@ -119,6 +120,29 @@ sys.exit(1 if errors else 0)
 PY
 "${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c6" --out "$tmp/r7" >"$tmp/log7" 2>&1
 check "after a stopped rank, the re-run completes the sweep" "[ $? -eq 0 ] && python3 -c \"import json,sys; s=json.load(open('$tmp/r7/candidates.json'))['sweep']; sys.exit(0 if not s['missing'] and s['from_earlier_runs'] + s['measured_now'] == s['pairs'] else 1)\""
+
+# --- two device models: rank 1 claims another model (TILEKIT_TEST_OTHER_DEVICE_RANK=1); each rank
+# is then a group of one that sweeps every candidate for its own device, into its own cache file
+TILEKIT_TEST_OTHER_DEVICE_RANK=1 "${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c8" --out "$tmp/r8" >"$tmp/log8" 2>&1
+check "two device models: exit 0" "[ $? -eq 0 ] || { cat $tmp/log8; false; }"
+python3 - "$tmp" <<'PY' || fail=$((fail+1))
+import json, glob, sys
+tmp = sys.argv[1]
+r1 = json.load(open(f"{tmp}/r1/candidates.json"))
+caches = sorted(glob.glob(f"{tmp}/c8/*.json"))
+reports = sorted(glob.glob(f"{tmp}/r8-*/candidates.json"))
+errors = []
+if len(caches) != 2 or not any("test-another-model" in c for c in caches): errors.append(f"cache files {caches}")
+if len(reports) != 2: errors.append(f"reports {reports}")
+for c in caches:
+    d = json.load(open(c))
+    if len(d["entries"]) != len(r1["shapes"]): errors.append(f"{c}: {len(d['entries'])} entries")
+for r in reports:
+    s = json.load(open(r))["sweep"]
+    if s["ranks"] != 1 or s["measured_now"] != len(r1["candidates"]) or s["missing"]: errors.append(f"{r}: {s}")
+print("\n".join("FAIL: " + e for e in errors) or "ok: two device models, two complete caches, never mixed")
+sys.exit(1 if errors else 0)
+PY
 
 echo "mpi_sweep: $fail failed ($((SECONDS - t0)) s)"
 [ "$fail" -eq 0 ]
