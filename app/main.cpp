@@ -91,8 +91,6 @@ std::string check_device(int& count) {
 }
 
 
-int tilekit_main(int argc, char* argv[]);
-
 // The first word that is not an option, if it is not one of `names`: what the user meant as a
 // (sub)command. CLI11 would only say "A subcommand is required".
 std::string unknown_command(const std::vector<std::string>& args, std::size_t from,
@@ -105,19 +103,6 @@ std::string unknown_command(const std::vector<std::string>& args, std::size_t fr
   }
   return {};
 }
-
-}  // namespace
-
-int main(int argc, char* argv[]) {
-  try {
-    return tilekit_main(argc, argv);
-  } catch (const std::exception& e) {  // e.g. thrown by Kokkos::initialize or finalize
-    std::cerr << "error: internal error: " << first_line(e.what()) << "\n";
-    return kExitInternal;
-  }
-}
-
-namespace {
 
 int tilekit_main(int argc, char* argv[]) {
   // Under mpirun (MPI builds): MPI first, Kokkos inside it; the session ends after Kokkos.
@@ -213,3 +198,12 @@ int tilekit_main(int argc, char* argv[]) {
 }
 
 }  // namespace
+
+int main(int argc, char* argv[]) {
+  try {
+    return tilekit_main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. thrown by Kokkos::initialize or finalize
+    std::cerr << "error: internal error: " << first_line(e.what()) << "\n";
+    return kExitInternal;
+  }
+}

@@ -24,7 +24,7 @@ mkdir -p "$out/crashes"
 status=0
 for t in "${targets[@]}"; do
   inputs=(fuzz/corpus/$t/*)
-  [ -d "fuzz/regressions/$t" ] && inputs+=(fuzz/regressions/$t/*)
+  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then inputs+=(fuzz/regressions/$t/*); fi
   if ! "$out/$t" "${inputs[@]}" >"$out/$t.replay.log" 2>&1; then
     echo "=== $t: a corpus or regression input fails:"; tail -30 "$out/$t.replay.log"; status=1; continue
   fi
