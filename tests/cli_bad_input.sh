@@ -160,15 +160,15 @@ q=(--budget 1 --no-baselines -q)
 expect 4 "could not be stored in the tuning cache" -- tune matmul --sizes 16 "${q[@]}" --cache /proc/tilekit-cache --out "$tmp/r0"
 [ -s "$tmp/r0/candidates.json" ] || { echo "FAIL: no report after a sweep with an unwritable cache"; fail=$((fail+1)); }
 expect 4 "measuring anyway"                -- tune elementwise --sizes 16 --budget 1 -q --cache /proc/tilekit-cache --out "$tmp/r0"
-# Two machines' sweeps merged; an unusable entry (16) falls back to the nearest tuned shape (32)
-expect 0 "best configs stored"             -- tune matmul --sizes 32 "${q[@]}" --cache "$tmp/c32" --out "$tmp/r1"
-expect 0 "best configs stored"             -- tune matmul --sizes 16 "${q[@]}" --cache "$tmp/c16" --out "$tmp/r2"
-c16=$(ls "$tmp"/c16/*.json)
-sed -i 's/"config": "[^"]*"/"config": "bm7_bn7_bk7_tm1_tn1"/' "$c16"
+# Two machines' sweeps merged; an unusable entry (48) falls back to the nearest tuned shape (64)
+expect 0 "best configs stored"             -- tune matmul --sizes 64 "${q[@]}" --cache "$tmp/c64" --out "$tmp/r1"
+expect 0 "best configs stored"             -- tune matmul --sizes 48 "${q[@]}" --cache "$tmp/c48" --out "$tmp/r2"
+c48=$(ls "$tmp"/c48/*.json)
+sed -i 's/"config": "[^"]*"/"config": "bm7_bn7_bk7_tm1_tn1"/' "$c48"
 mkdir -p "$tmp/merged"
-expect 0 "2 entries"                       -- tune merge "$tmp"/c32/*.json "$tmp"/c16/*.json --out "$tmp/merged/$(basename "$tmp"/c16/*.json)"
-expect 0 "(nearest)"                       TILEKIT_TUNING_DIR="$tmp/merged" -- matmul 16 16 16 --reps 1 --warmup 0 --check -v
-expect 0 "not usable"                      TILEKIT_TUNING_DIR="$tmp/merged" -- matmul 16 16 16 --reps 1 --warmup 0 -v
+expect 0 "2 entries"                       -- tune merge "$tmp"/c64/*.json "$tmp"/c48/*.json --out "$tmp/merged/$(basename "$tmp"/c48/*.json)"
+expect 0 "(nearest)"                       TILEKIT_TUNING_DIR="$tmp/merged" -- matmul 48 48 48 --reps 1 --warmup 0 --check -v
+expect 0 "not usable"                      TILEKIT_TUNING_DIR="$tmp/merged" -- matmul 48 48 48 --reps 1 --warmup 0 -v
 expect 2 "cannot be merged"                -- tune merge /etc/hostname --out "$tmp/m2.json"
 expect 2 "go together"                     -- tune merge --out "$tmp/m2.json"
 # A cached elementwise config that parses but does not fit falls back instead of failing
@@ -177,13 +177,13 @@ sed -i 's/"config": "[^"]*"/"config": "tiled_t4_n3"/' "$tmp"/e/*.json
 expect 0 "not usable"                      TILEKIT_TUNING_DIR="$tmp/e" -- elementwise 16 16 --check --reps 1 --warmup 0 -v
 expect 0 "PASS"                            TILEKIT_TUNING_DIR="$tmp/e" -- elementwise 16 16 --check --reps 1 --warmup 0
 # A corrupt cache is reported without -v, in words (no JSON-library text), and set aside
-for f in "$tmp"/c32/*.json; do printf '{ "format": 1, "entr' > "$f"; done
-expect 0 "is corrupt (not valid JSON)"     TILEKIT_TUNING_DIR="$tmp/c32" -- matmul 16 16 16 --reps 1 --warmup 0
-ls "$tmp"/c32/*.corrupt-* >/dev/null 2>&1 || { echo "FAIL: the corrupt cache was not set aside"; fail=$((fail+1)); }
-printf '{"format": 1, "tilekit_version": "0.2.0", "device": 3, "entries": []}' > "$c16"
-expect 0 "field 'device' has the wrong type" TILEKIT_TUNING_DIR="$tmp/c16" -- matmul 16 16 16 --reps 1 --warmup 0
-printf '{"format": 1, "tilekit_version": "0.2.0", "device": {}, "entries": [}' > "$c16"
-expect 0 "!parse_error"                    TILEKIT_TUNING_DIR="$tmp/c16" -- matmul 16 16 16 --reps 1 --warmup 0
+for f in "$tmp"/c64/*.json; do printf '{ "format": 1, "entr' > "$f"; done
+expect 0 "is corrupt (not valid JSON)"     TILEKIT_TUNING_DIR="$tmp/c64" -- matmul 16 16 16 --reps 1 --warmup 0
+ls "$tmp"/c64/*.corrupt-* >/dev/null 2>&1 || { echo "FAIL: the corrupt cache was not set aside"; fail=$((fail+1)); }
+printf '{"format": 1, "tilekit_version": "0.2.0", "device": 3, "entries": []}' > "$c48"
+expect 0 "field 'device' has the wrong type" TILEKIT_TUNING_DIR="$tmp/c48" -- matmul 16 16 16 --reps 1 --warmup 0
+printf '{"format": 1, "tilekit_version": "0.2.0", "device": {}, "entries": [}' > "$c48"
+expect 0 "!parse_error"                    TILEKIT_TUNING_DIR="$tmp/c48" -- matmul 16 16 16 --reps 1 --warmup 0
 
 echo "cli_bad_input: $((n-fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
