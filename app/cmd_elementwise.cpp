@@ -5,6 +5,7 @@
 #include "tuning/elementwise_tuner.hpp"
 #include "kernels/elementwise_check.hpp"
 #include "kernels/fill.hpp"
+#include "kernels/memory.hpp"
 #include "kernels/runtime.hpp"
 #include "tuning/elementwise_defaults.hpp"
 
@@ -15,7 +16,6 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
-#include <regex>
 #include <vector>
 
 namespace tilekit::app {
@@ -100,27 +100,15 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
     ElementwiseConfig::parse(o.config, cfg, why);
     config_source = "given";
   }
-  if (variant == ElementwiseVariant::automatic && o.config.empty()) {
-    // auto: the tuned config of this op/type/shape (exact, then nearest), else the default.
-    std::string source, why;
-    cfg = tuning::resolve_tuned_elementwise(kind, TypeTraits<T>::dtype, o.M, o.N, source, why);
-    config_source = "auto: " + source;
-    if (o.verbose) fmt::print(stderr, "variant auto -> {} ({}): {}\n", cfg.name(), source, why);
-  }
+  const bool tuned_auto = variant == ElementwiseVariant::automatic && o.config.empty();  // resolved below
   cfg = resolve_elementwise_config(cfg, TypeTraits<T>::dtype);
 
   // --- operands: every input M x N except a broadcast last input (--last-shape)
   const bool row_major = o.layout == "row";
   int64_t last_rows = o.M, last_cols = o.N;
   if (!o.last_shape.empty()) {
-    static const std::regex re(R"((\d{1,13})x(\d{1,13}))");
-    std::smatch m;
-    if (!std::regex_match(o.last_shape, m, re))
-      throw InvalidArgument(fmt::format("--last-shape '{}' is not a shape (expected RxC, e.g. 1x{} for a row vector)",
-                                        o.last_shape, o.N));
-    last_rows = std::stoll(m[1]);
-    last_cols = std::stoll(m[2]);
-    checked_mul(last_rows, last_cols, "the last input");
+    const std::string why = parse_shape(o.last_shape, last_rows, last_cols);
+    if (!why.empty()) throw InvalidArgument("--last-shape " + why);
   }
   const int64_t tight = std::max<int64_t>(row_major ? o.N : o.M, 1);
   if (o.ld != 0 && o.ld < tight)
@@ -143,6 +131,13 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
     sets = set_bytes <= 0 ? 1 : static_cast<int>(std::min<double>(kMaxSets, std::ceil(kRotationBytes / set_bytes)));
   sets = std::max(sets, 1);
 
+  // Size the problem before allocating it: refused with both numbers (exit 4) rather than thrashing.
+  require_memory(fmt::format("elementwise {}x{} {} {}", o.M, o.N, opi.name, dtype_name(TypeTraits<T>::dtype)),
+                 {{fmt::format("{} operand set{}", sets, sets == 1 ? "" : "s"), double(sets) * set_bytes},
+                  {"the copy it is compared with", 2.0 * double(static_cast<int64_t>(bytes / 2))},
+                  {"--check's host copies", o.check ? 2.0 * set_bytes : 0.0}},
+                 memory_available());
+
   // Set 0 first, then the check (a shape mismatch or bad config stops here), then the other sets.
   std::vector<std::vector<Kokkos::View<T*>>> in_views(sets);
   std::vector<Kokkos::View<T*>> out_views;
@@ -163,6 +158,21 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
   };
   const OpScalars scalars{o.alpha, o.beta};
   allocate_set(0);
+  if (tuned_auto) {
+    // auto: the tuned config of this op/type/shape (exact, then nearest) that fits this problem,
+    // else the default.
+    std::string source, why;
+    std::vector<std::string> warnings;
+    const auto fits = [&](const ElementwiseConfig& c) {
+      return check_op<T>(kind, scalars, inputs_of(0), over<T>(out_views[0].data(), out_store),
+                         resolve_elementwise_config(c, TypeTraits<T>::dtype));
+    };
+    cfg = tuning::resolve_tuned_elementwise(kind, TypeTraits<T>::dtype, o.M, o.N, source, why, "", "", fits, &warnings);
+    cfg = resolve_elementwise_config(cfg, TypeTraits<T>::dtype);
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
+    config_source = "auto: " + source;
+    if (o.verbose) fmt::print(stderr, "variant auto -> {} ({}): {}\n", cfg.name(), source, why);
+  }
   {
     const std::string why = check_op<T>(kind, scalars, inputs_of(0), over<T>(out_views[0].data(), out_store), cfg);
     if (!why.empty()) throw InvalidArgument(why);
@@ -308,23 +318,28 @@ Runner add_elementwise(CLI::App& app) {
   app.add_option("--config", o->config,
                  "config name, whole or in part (fields left out: the named variant's default), e.g. "
                  "tiled_r8_c32 or tiled_vb16_r16_c1_t256_n64_remap; overrides --variant");
-  app.add_option("--inputs", o->inputs, "number of inputs (default: the op's arity)");
+  app.add_option("--inputs", o->inputs, "number of inputs (default: the op's arity)")
+      ->check(whole_validator(0, 4, "an input count (0 = the op's arity)"));
   app.add_option("--layout", o->layout, "storage of every operand: row or col")
       ->check(CLI::IsMember({"row", "col"}))
       ->capture_default_str();
   app.add_option("--ld", o->ld, "leading dimension of the MxN operands (0 = tight; more pads every row)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ld_validator());
   app.add_option("--last-shape", o->last_shape,
                  "shape RxC of the last input, broadcast to MxN: 1xN (row vector, bias add), Mx1, 1x1 (default MxN)");
-  app.add_option("--alpha", o->alpha, "axpby: alpha")->capture_default_str();
-  app.add_option("--beta", o->beta, "axpby: beta")->capture_default_str();
-  app.add_option("--reps", o->reps, "timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--warmup", o->warmup, "untimed warm-up runs")->check(CLI::Range(0, 100000))->capture_default_str();
+  app.add_option("--alpha", o->alpha, "axpby: alpha")->check(finite_validator())->capture_default_str();
+  app.add_option("--beta", o->beta, "axpby: beta")->check(finite_validator())->capture_default_str();
+  app.add_option("--reps", o->reps, "timed repetitions")
+      ->check(whole_validator(1, 100000, "a repetition count"))
+      ->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed warm-up runs")
+      ->check(whole_validator(0, 100000, "a warm-up count"))
+      ->capture_default_str();
   app.add_option("--buffers", o->buffers,
                  "operand sets used in turn (0 = enough for 256 MiB of operands, at most 16)")
-      ->check(CLI::Range(0, 1024))
+      ->check(whole_validator(0, 1024, "a buffer-set count"))
       ->capture_default_str();
-  app.add_option("--seed", o->seed, "random seed of the inputs")->capture_default_str();
+  app.add_option("--seed", o->seed, "random seed of the inputs")->check(seed_validator())->capture_default_str();
   app.add_flag("--check", o->check,
                "validate against the host reference: bit for bit, or within the stated tolerance for silu");
   app.add_flag("--json", o->json, "print JSON instead of text");

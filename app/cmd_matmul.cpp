@@ -3,6 +3,7 @@
 #include "kernels/fill.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/matmul_check.hpp"
+#include "kernels/memory.hpp"
 #include "kernels/runtime.hpp"
 #include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -78,11 +81,15 @@ int run_typed(const MatmulOpts& o) {
   checked_mul(o.K, o.N, "K x N");
   checked_mul(o.M, o.N, "M x N");
 
-  // Scalars in the compute type; integer types take integral alpha/beta only.
-  if (std::is_integral<compute>::value && (o.alpha != static_cast<double>(static_cast<int64_t>(o.alpha)) ||
-                                           o.beta != static_cast<double>(static_cast<int64_t>(o.beta))))
-    throw InvalidArgument(fmt::format("alpha and beta must be integers for {} inputs (got {}, {})", o.dtype,
-                                      o.alpha, o.beta));
+  // Scalars in the compute type; integer types take whole alpha/beta that fit it (i32 for i8).
+  if constexpr (std::is_integral<compute>::value) {
+    const double lo = double(std::numeric_limits<compute>::min()), hi = double(std::numeric_limits<compute>::max());
+    for (const auto& [name, v] : {std::make_pair("alpha", o.alpha), std::make_pair("beta", o.beta)})
+      if (v != std::floor(v) || v < lo || v > hi)
+        throw InvalidArgument(fmt::format("--{} {} does not fit {} inputs: alpha and beta must be integers from {} "
+                                          "to {} (the {} accumulation type)",
+                                          name, v, o.dtype, lo, hi, dtype_name(TypeTraits<compute>::dtype)));
+  }
 
   Epilogue ep;
   std::string why;
@@ -99,6 +106,7 @@ int run_typed(const MatmulOpts& o) {
                                                  [&](const MatmulConfig& c) { return check_matmul(prob, c); });
     cfg = r.config;
     config_source = "auto: " + r.source;
+    for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
     if (o.verbose) fmt::print(stderr, "config auto -> {} ({}): {}\n", cfg.name(), r.source, r.why);
   };
   if (o.config == "auto") {
@@ -113,6 +121,18 @@ int run_typed(const MatmulOpts& o) {
   const Storage sa = make_storage("a", o.trans_a ? o.K : o.M, o.trans_a ? o.M : o.K, o.layout_a, o.lda);
   const Storage sb = make_storage("b", o.trans_b ? o.N : o.K, o.trans_b ? o.K : o.N, o.layout_b, o.ldb);
   const Storage sc = make_storage("c", o.M, o.N, o.layout_c, o.ldc);
+
+  // Size the problem before allocating it: refused with both numbers (exit 4) rather than thrashing.
+  std::vector<MemoryItem> need{{"A", double(sa.elems) * sizeof(TIn)},
+                               {"B", double(sb.elems) * sizeof(TIn)},
+                               {"C and its initial copy", 2.0 * double(sc.elems) * sizeof(TOut)},
+                               {"bias", ep.bias ? double(o.N) * sizeof(compute) : 0.0}};
+  if (o.check)  // the f64 copies of op(A), op(B) and the reference result (matmul_check.hpp)
+    need.push_back({"--check's f64 copies", 8.0 * (double(o.M) * double(o.K) + double(o.K) * double(o.N) +
+                                                   2.0 * double(o.M) * double(o.N))});
+  require_memory(fmt::format("matmul {}x{}x{} {} -> {}", o.M, o.N, o.K, dtype_name(TypeTraits<TIn>::dtype),
+                             dtype_name(TypeTraits<TOut>::dtype)),
+                 need, memory_available());
 
   Kokkos::View<TIn*> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), sa.elems);
   Kokkos::View<TIn*> B(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), sb.elems);
@@ -225,20 +245,24 @@ Runner add_matmul(CLI::App& app) {
   app.add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
   app.add_flag("--trans-a", o->trans_a, "A is stored K x M and used transposed");
   app.add_flag("--trans-b", o->trans_b, "B is stored N x K and used transposed");
-  app.add_option("--lda", o->lda, "leading dimension of A (0 = tight)")->check(CLI::NonNegativeNumber);
-  app.add_option("--ldb", o->ldb, "leading dimension of B (0 = tight)")->check(CLI::NonNegativeNumber);
-  app.add_option("--ldc", o->ldc, "leading dimension of C (0 = tight)")->check(CLI::NonNegativeNumber);
-  app.add_option("--alpha", o->alpha, "scale of op(A) op(B)")->capture_default_str();
-  app.add_option("--beta", o->beta, "scale of C (0: C is not read)")->capture_default_str();
+  app.add_option("--lda", o->lda, "leading dimension of A (0 = tight)")->check(ld_validator());
+  app.add_option("--ldb", o->ldb, "leading dimension of B (0 = tight)")->check(ld_validator());
+  app.add_option("--ldc", o->ldc, "leading dimension of C (0 = tight)")->check(ld_validator());
+  app.add_option("--alpha", o->alpha, "scale of op(A) op(B)")->check(finite_validator())->capture_default_str();
+  app.add_option("--beta", o->beta, "scale of C (0: C is not read)")->check(finite_validator())->capture_default_str();
   app.add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())
       ->capture_default_str();
   app.add_option("--config", o->config,
                  "tile config name (e.g. bm64_bn64_bk128_tm8_tn16_g8_t1_v1; fields after tn are optional) "
                  "or auto")
       ->capture_default_str();
-  app.add_option("--reps", o->reps, "timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--warmup", o->warmup, "untimed warm-up runs")->check(CLI::Range(0, 100000))->capture_default_str();
-  app.add_option("--seed", o->seed, "random seed of the inputs")->capture_default_str();
+  app.add_option("--reps", o->reps, "timed repetitions")
+      ->check(whole_validator(1, 100000, "a repetition count"))
+      ->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed warm-up runs")
+      ->check(whole_validator(0, 100000, "a warm-up count"))
+      ->capture_default_str();
+  app.add_option("--seed", o->seed, "random seed of the inputs")->check(seed_validator())->capture_default_str();
   app.add_flag("--check", o->check, "validate against KokkosBlas::gemm (in f64) on the same execution space");
   app.add_flag("--json", o->json, "print JSON instead of text");
   app.add_flag("-v,--verbose", o->verbose, "say which config --config auto chose, and why");

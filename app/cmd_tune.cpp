@@ -4,6 +4,7 @@
 #include "app/svg_plot.hpp"
 #include "app/tune_sweep.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/memory.hpp"
 #include "kernels/runtime.hpp"
 #include "tuning/matmul_tiles.hpp"
 #include "tuning/matmul_tuner.hpp"
@@ -14,7 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdlib>
@@ -22,7 +27,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <regex>
 
 namespace tilekit::app {
 
@@ -45,42 +49,70 @@ struct TuneOpts {
   double tie_tolerance = 0.02;
 };
 
-// "256:4096:256" (squares from 256 to 4096 step 256), "1024", "512x256x128", or a comma list.
-std::vector<std::array<int64_t, 3>> parse_sizes(const std::string& s, int rank = 3) {
+}  // namespace
+
+void require_writable_directory(const std::string& option, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p = dir.empty() ? fs::path(".") : fs::path(dir);
+  fs::create_directories(p, ec);
+  if (ec || !fs::is_directory(p, ec))
+    throw InvalidArgument(fmt::format("{} '{}' cannot be used as a directory: {} (give a directory you can write)",
+                                      option, dir, ec ? ec.message() : "it is not a directory"));
+  const fs::path probe = p / fmt::format(".tilekit-write-test-{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
+  if (fd < 0)
+    throw InvalidArgument(fmt::format("{} '{}' is not writable: {} (give a directory you can write)", option, dir,
+                                      std::strerror(errno)));
+  ::close(fd);
+  fs::remove(probe, ec);
+}
+
+namespace {
+
+// --sizes as shapes ({M, N, K}; K = 1 for rank 2), or InvalidArgument naming the bad item.
+std::vector<std::array<int64_t, 3>> sizes_or_throw(const std::string& text, int rank) {
   std::vector<std::array<int64_t, 3>> out;
-  static const std::regex range(R"((\d{1,7}):(\d{1,7}):(\d{1,7}))"), one(R"((\d{1,7}))"),
-      mnk(R"((\d{1,7})x(\d{1,7})x(\d{1,7}))"), mn(R"((\d{1,7})x(\d{1,7}))");
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t comma = s.find(',', start);
-    const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::smatch m;
-    if (std::regex_match(item, m, range)) {
-      const int64_t a = std::stoll(m[1]), b = std::stoll(m[2]), step = std::stoll(m[3]);
-      if (step == 0 || a > b || a == 0)
-        throw InvalidArgument(fmt::format("--sizes '{}': a range needs 0 < first <= last and step > 0", item));
-      for (int64_t v = a; v <= b; v += step) out.push_back({v, v, v});
-    } else if (rank == 2 && std::regex_match(item, m, mn)) {
-      out.push_back({std::stoll(m[1]), std::stoll(m[2]), 1});
-    } else if (rank == 3 && std::regex_match(item, m, mnk)) {
-      out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
-    } else if (std::regex_match(item, m, one)) {
-      const int64_t v = std::stoll(m[1]);
-      out.push_back({v, v, v});
-    } else {
-      throw InvalidArgument(fmt::format(
-          "--sizes: '{}' is not a size (allowed: N, {}, first:last:step, or a comma list of them)", item,
-          rank == 2 ? "MxN" : "MxNxK"));
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (out.size() > 10000) throw InvalidArgument("--sizes: more than 10000 shapes");
-  for (const auto& sh : out)
-    if (sh[0] * sh[1] > (int64_t(1) << 34) || sh[1] * sh[2] > (int64_t(1) << 34) || sh[0] * sh[2] > (int64_t(1) << 34))
-      throw InvalidArgument(fmt::format("--sizes: {}x{}x{} is too large to tune (limit 2^34 elements a matrix)",
-                                        sh[0], sh[1], sh[2]));
+  const std::string why = parse_sizes(text, rank, out);
+  if (!why.empty()) throw InvalidArgument(why);
   return out;
+}
+
+// A cache directory that cannot be written does not stop a sweep (it measures and reports): said
+// before measuring, and again at the end with where the results are.
+std::string cache_not_writable(const tuning::TuningCache* cache) {
+  if (!cache) return "";
+  try {
+    require_writable_directory("--cache", std::filesystem::path(cache->path()).parent_path().string());
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The end of a sweep: where the results are, and what could not be stored. Exit status 4 when a
+// finished shape could not be stored (README: a resource, the file system), 1 when no shape had a
+// verified candidate, else 0.
+int finish_sweep(const tuning::TuningCache* cache, std::size_t warned, const std::string& out_dir,
+                 const std::vector<std::string>& errors, int shapes_with_best, int shapes) {
+  if (cache)  // warnings since open_cache printed its own (a file set aside while storing)
+    for (std::size_t i = warned; i < cache->warnings().size(); ++i)
+      fmt::print(stderr, "warning: {}\n", cache->warnings()[i]);
+  const bool stored = cache && errors.empty();
+  fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
+             stored && shapes_with_best > 0 ? fmt::format("; best configs stored in {}", cache->path()) : "");
+  if (!errors.empty()) {
+    fmt::print(stderr,
+               "error: the best configs could not be stored in the tuning cache {} ({}); they are in "
+               "{}/candidates.json (run again with a writable --cache)\n",
+               cache->path(), errors.front(), out_dir);
+    return 4;
+  }
+  if (shapes_with_best == 0 && shapes > 0) {
+    fmt::print(stderr, "error: no candidate passed verification for any shape; nothing was stored\n");
+    return 1;
+  }
+  return 0;
 }
 
 std::string shape_str(const std::array<int64_t, 3>& s) { return fmt::format("{}x{}x{}", s[0], s[1], s[2]); }
@@ -142,7 +174,7 @@ bool print_unfinished(const SweepOutcome& s) {
 int run_tune_matmul(const TuneOpts& o) {
   using namespace tuning;
   MatmulTuneRequest req;
-  req.shapes = parse_sizes(o.sizes);
+  req.shapes = sizes_or_throw(o.sizes, 3);
   if (!parse_dtype(o.dtype, req.in) || req.in == DType::i32)
     throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i8)", o.dtype));
   const std::string out_name = o.out_dtype.empty() ? dtype_name(default_out_dtype(req.in)) : o.out_dtype;
@@ -151,6 +183,11 @@ int run_tune_matmul(const TuneOpts& o) {
   with_type_pair(req.in, req.out, [](auto, auto) { return 0; });  // rejects unsupported pairs
   std::string why;
   if (!Epilogue::parse(o.epilogue, req.epilogue, why)) throw InvalidArgument(why);
+  // The kernel's own rule (check_matmul), said before a sweep in which no candidate could run.
+  if (req.in == DType::i8 && req.epilogue.act != Activation::none && req.epilogue.act != Activation::relu)
+    throw InvalidArgument(fmt::format("--epilogue '{}': activation '{}' needs a floating-point accumulator; for {} "
+                                      "inputs allowed: none, bias, relu, bias+relu",
+                                      o.epilogue, activation_name(req.epilogue.act), dtype_name(req.in)));
   if (!parse_strategy(o.strategy, req.strategy))
     throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random)", o.strategy));
   req.layouts = {o.layout_a == "col", o.layout_b == "col", o.layout_c == "col"};
@@ -181,9 +218,28 @@ int run_tune_matmul(const TuneOpts& o) {
   const RankGroup group = RankGroup::by_device(device.file_name());
   const bool quiet = o.quiet || !group.leader();
   if (!info.optimized && group.leader()) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
-  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache, group.leader(), device);
   std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-matmul-{}-{}", info.backend, o.dtype) : o.out;
   if (group.groups() > 1) out_dir += fmt::format("-{}", device.file_name().substr(0, device.file_name().size() - 5));
+  if (group.leader()) require_writable_directory("--out", out_dir);  // before measuring, not after
+  // The largest shape must fit: A, B, C, and the f64 copies of the verification.
+  {
+    double worst = 0;
+    for (const auto& sh : req.shapes) {
+      const double M = double(sh[0]), N = double(sh[1]), K = double(sh[2]);
+      worst = std::max(worst, (M * K + K * N) * dtype_size(req.in) + 2 * M * N * dtype_size(req.out) +
+                                  8.0 * (M * K + K * N + 2 * M * N));
+    }
+    require_memory("tuning the largest of --sizes", {{"operands and f64 verification copies", worst}},
+                   memory_available());
+  }
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache, group.leader(), device);
+  const std::size_t warned = cache ? cache->warnings().size() : 0;
+  // A cache directory that cannot be written: measured all the same, without a journal; said now
+  // and at the end.
+  const std::string unwritable = cache_not_writable(cache.get());
+  if (!unwritable.empty() && group.leader())
+    fmt::print(stderr, "warning: {}; measuring anyway, the results will be in {}/candidates.json\n", unwritable,
+               out_dir);
 
   if (!quiet)
     fmt::print("tuning matmul {} -> {} {} epilogue={} on {} ({}), {} shapes, strategy {}{}{}\n", dtype_name(req.in),
@@ -191,10 +247,10 @@ int run_tune_matmul(const TuneOpts& o) {
                req.shapes.size(), strategy_name(req.strategy),
                req.budget.count ? fmt::format(" (budget {} per shape, seed {})", req.budget.count, req.seed) : "",
                group.size() > 1 ? fmt::format(", {} MPI ranks", group.size()) : "");
-  if (group.leader()) std::filesystem::create_directories(out_dir);  // fails before measuring, not after
   const ProgressBar bar(!quiet);
   const SweepOutcome sweep =
-      run_matmul_sweep(req, cache.get(), device, group, [&](int d, int t, const std::string& b) { bar(d, t, b); });
+      run_matmul_sweep(req, unwritable.empty() ? cache.get() : nullptr, device, group,
+                       [&](int d, int t, const std::string& b) { bar(d, t, b); });
   if (!group.leader()) return sweep.stopped.empty() ? 0 : 1;
   const MatmulTuneResult& res = sweep.result;
   for (const auto& w : sweep.warnings) fmt::print(stderr, "warning: {}\n", w);
@@ -269,10 +325,13 @@ int run_tune_matmul(const TuneOpts& o) {
   write_svg_plot(out_dir + "/plot.svg",
                  fmt::format("matmul {}->{} on {} ({})", dtype_name(req.in), dtype_name(req.out), info.backend, info.device),
                  "M (= N = K for square sizes)", "TFLOP/s", series);
-  fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
-             cache ? fmt::format("; best configs stored in {}", cache->path()) : "");
-  for (const auto& w : cache ? cache->warnings() : std::vector<std::string>{}) fmt::print(stderr, "warning: {}\n", w);
-  return print_unfinished(sweep) ? 1 : 0;
+  int with_best = 0;
+  for (const auto& sh : res.shapes) with_best += sh.best && sh.missing == 0 ? 1 : 0;
+  std::vector<std::string> store_errors = sweep.store_errors;
+  if (!unwritable.empty() && with_best > 0) store_errors.push_back(unwritable);
+  const bool unfinished = print_unfinished(sweep);
+  const int status = finish_sweep(cache.get(), warned, out_dir, store_errors, with_best, int(res.shapes.size()));
+  return status != 0 ? status : unfinished ? 1 : 0;
 }
 
 struct TuneEwOpts {
@@ -291,7 +350,7 @@ int run_tune_elementwise(const TuneEwOpts& o) {
     throw InvalidArgument(fmt::format("tune elementwise is not divided among MPI ranks (only tune matmul is); "
                                       "run it as one process, not under mpirun -np {}", world_size()));
   ElementwiseTuneRequest req;
-  for (const auto& s : parse_sizes(o.sizes, 2)) req.shapes.push_back({s[0], s[1]});
+  for (const auto& s : sizes_or_throw(o.sizes, 2)) req.shapes.push_back({s[0], s[1]});
   if (!parse_op(o.op, req.op)) throw InvalidArgument(fmt::format("unknown --op '{}' (allowed: {})", o.op, op_names()));
   if (!parse_dtype(o.dtype, req.dtype) || req.dtype == DType::i8)
     throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i32)", o.dtype));
@@ -303,9 +362,19 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   req.warmup = o.warmup;
   const RuntimeInfo info = runtime_info();
   if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
-  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
   const std::string out_dir = o.out.empty() ? fmt::format("tilekit-tune-elementwise-{}-{}-{}", info.backend, o.op, o.dtype) : o.out;
-  std::filesystem::create_directories(out_dir);
+  require_writable_directory("--out", out_dir);
+  {
+    double worst = 0;
+    const double arity = op_info(req.op).arity;
+    for (const auto& sh : req.shapes) worst = std::max(worst, 3.0 * (arity + 1) * double(sh[0]) * double(sh[1]) * dtype_size(req.dtype));
+    require_memory("tuning the largest of --sizes", {{"operands, their copy and the reference", worst}},
+                   memory_available());
+  }
+  const std::unique_ptr<tuning::TuningCache> cache = open_cache(o.no_cache, o.cache);
+  const std::size_t warned = cache ? cache->warnings().size() : 0;
+  if (const std::string w = cache_not_writable(cache.get()); !w.empty())
+    fmt::print(stderr, "warning: {}; measuring anyway, the results will be in {}/candidates.json\n", w, out_dir);
   if (!o.quiet)
     fmt::print("tuning elementwise {} {} on {} ({}), {} shapes, strategy {}\n", o.op, o.dtype, info.backend,
                info.device, req.shapes.size(), strategy_name(req.strategy));
@@ -350,8 +419,50 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   }
   write_svg_plot(out_dir + "/plot.svg", fmt::format("elementwise {} {} on {} ({})", o.op, o.dtype, info.backend, info.device),
                  "elements (millions)", "GB/s", {tuned, def, copy});
-  fmt::print("\nwrote {0}/candidates.csv, {0}/candidates.json, {0}/plot.svg{1}\n", out_dir,
-             cache ? fmt::format("; best configs stored in {}", cache->path()) : "");
+  int with_best = 0;
+  for (const auto& sh : res.shapes) with_best += sh.best ? 1 : 0;
+  return finish_sweep(cache.get(), warned, out_dir, res.store_errors, with_best, int(res.shapes.size()));
+}
+
+struct MergeOpts {
+  std::vector<std::string> inputs;
+  std::string out;
+};
+
+// tilekit tune merge A B ... --out C: every input (and C, if it exists) must be for the same device;
+// entries of a newer tilekit and unreadable ones are carried over untouched.
+int run_tune_merge_files(const MergeOpts& o) {
+  using tuning::TuningCache;
+  std::vector<std::string> files = o.inputs;
+  std::error_code ec;
+  if (std::filesystem::exists(o.out, ec)) files.push_back(o.out);
+  std::vector<TuningCache> caches;
+  for (const auto& f : files) {
+    try {
+      caches.push_back(TuningCache::read_for_merge(f));
+    } catch (const std::runtime_error& err) {
+      throw InvalidArgument(err.what());
+    }
+    const auto& a = caches.front().identity();
+    const auto& b = caches.back().identity();
+    if (!a.same_machine(b))
+      throw InvalidArgument(fmt::format("{} is for {} {} ({}, {} units) but {} is for {} {} ({}, {} units): only caches "
+                                        "of one device can be merged",
+                                        files.front(), a.backend, a.device, a.architecture, a.compute_units, f,
+                                        b.backend, b.device, b.architecture, b.compute_units));
+  }
+  TuningCache merged(o.out, caches.front().identity());
+  std::size_t read = 0;
+  for (const auto& c : caches) {
+    merged.merge(c);
+    read += c.entries().size();
+    for (const auto& w : c.warnings()) fmt::print(stderr, "warning: {}\n", w);
+  }
+  require_writable_directory("--out", std::filesystem::path(o.out).parent_path().string());
+  merged.write();
+  fmt::print("merged {} entries from {} file{} into {}: {} entries{}\n", read, files.size(),
+             files.size() == 1 ? "" : "s", o.out, merged.entries().size(),
+             merged.kept_entries().empty() ? "" : fmt::format(" (and {} kept, not used)", merged.kept_entries().size()));
   return 0;
 }
 
@@ -389,12 +500,18 @@ Runner add_tune(CLI::App& app) {
   mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str();
   mm->add_option("--strategy", o->strategy, "exhaustive or random")->capture_default_str();
   mm->add_option("--budget", o->budget, "random/exhaustive: at most this many candidates per shape (0 = all)")
-      ->check(CLI::Range(0, 1000000));
+      ->check(whole_validator(0, 1000000, "a candidate budget"));
   mm->add_option("--seconds", o->seconds, "stop measuring a shape after this many seconds (0 = no limit)")
-      ->check(CLI::Range(0.0, 1e7));
-  mm->add_option("--seed", o->seed, "seed of the random strategy and of the inputs")->capture_default_str();
-  mm->add_option("--reps", o->reps, "timed repetitions per candidate (>= 7)")->check(CLI::Range(7, 100000))->capture_default_str();
-  mm->add_option("--warmup", o->warmup, "untimed runs per candidate")->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(finite_validator(0.0, 1e7));
+  mm->add_option("--seed", o->seed, "seed of the random strategy and of the inputs")
+      ->check(seed_validator())
+      ->capture_default_str();
+  mm->add_option("--reps", o->reps, "timed repetitions per candidate (>= 7)")
+      ->check(whole_validator(7, 100000, "a repetition count"))
+      ->capture_default_str();
+  mm->add_option("--warmup", o->warmup, "untimed runs per candidate")
+      ->check(whole_validator(0, 1000, "a warm-up count"))
+      ->capture_default_str();
   mm->add_option("--out", o->out, "report directory (CSV, JSON, plot); default tilekit-tune-matmul-<backend>-<dtype>");
   mm->add_option("--cache", o->cache, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
   mm->add_option("--also", o->also, "a config to try besides the strategy's picks (repeatable)");
@@ -412,23 +529,39 @@ Runner add_tune(CLI::App& app) {
   ew->add_option("--op", e->op, "the op to tune")->capture_default_str();
   ew->add_option("--dtype", e->dtype, "f64, f32, f16, bf16, i32")->capture_default_str();
   ew->add_option("--strategy", e->strategy, "exhaustive or random")->capture_default_str();
-  ew->add_option("--budget", e->budget, "at most this many candidates per shape (0 = all)")->check(CLI::Range(0, 1000000));
-  ew->add_option("--seconds", e->seconds, "stop measuring a shape after this many seconds")->check(CLI::Range(0.0, 1e7));
-  ew->add_option("--seed", e->seed, "seed of the random strategy and of the inputs")->capture_default_str();
-  ew->add_option("--reps", e->reps, "timed repetitions per candidate (>= 7)")->check(CLI::Range(7, 100000));
-  ew->add_option("--warmup", e->warmup, "untimed runs per candidate")->check(CLI::Range(0, 1000));
+  ew->add_option("--budget", e->budget, "at most this many candidates per shape (0 = all)")
+      ->check(whole_validator(0, 1000000, "a candidate budget"));
+  ew->add_option("--seconds", e->seconds, "stop measuring a shape after this many seconds")
+      ->check(finite_validator(0.0, 1e7));
+  ew->add_option("--seed", e->seed, "seed of the random strategy and of the inputs")
+      ->check(seed_validator())
+      ->capture_default_str();
+  ew->add_option("--reps", e->reps, "timed repetitions per candidate (>= 7)")
+      ->check(whole_validator(7, 100000, "a repetition count"));
+  ew->add_option("--warmup", e->warmup, "untimed runs per candidate")->check(whole_validator(0, 1000, "a warm-up count"));
   ew->add_option("--out", e->out, "report directory (CSV, JSON, plot)");
   ew->add_option("--cache", e->cache, "tuning cache directory");
   ew->add_flag("--no-cache", e->no_cache, "do not store the results in the tuning cache");
   ew->add_flag("-q,--quiet", e->quiet, "no progress bar");
   CLI::App* merge = app.add_subcommand(
-      "merge", "store what unfinished sweeps of this device measured (winners of complete shapes) and list what "
-               "they miss (e.g. after an MPI rank died); a re-run of the sweep then measures only the missing");
+      "merge",
+      "with cache files: merge tuning caches of one device (two machines' sweeps) into --out, the faster of two "
+      "measurements of a shape staying; without: store what unfinished sweeps of this device measured (winners of "
+      "complete shapes) and list what they miss (e.g. after an MPI rank died)");
   auto merge_dir = std::make_shared<std::string>();
+  auto m = std::make_shared<MergeOpts>();
   merge->add_option("--cache", *merge_dir, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
-  return [mm, o, ew, e, merge, merge_dir]() -> int {
+  merge->add_option("files", m->inputs, "cache files to merge (JSON, as tune writes them); needs --out");
+  merge->add_option("--out", m->out, "the merged file (if it exists, its entries are merged too)");
+  return [mm, o, ew, e, merge, merge_dir, m]() -> int {
     if (mm->parsed()) return run_tune_matmul(*o);
     if (ew->parsed()) return run_tune_elementwise(*e);
+    if (merge->parsed() && (!m->inputs.empty() || !m->out.empty())) {
+      if (m->inputs.empty() || m->out.empty())
+        throw InvalidArgument("tune merge: cache files and --out go together (tilekit tune merge A.json B.json --out "
+                              "C.json); without either it merges the unfinished sweeps of --cache");
+      return run_tune_merge_files(*m);
+    }
     if (merge->parsed()) return run_tune_merge(*merge_dir);
     return 2;
   };

@@ -1,11 +1,16 @@
 // Subcommands of the tilekit app. Each add_* registers its options on the CLI and returns a
-// function to run after parsing (exit status: 0 ok, 1 failed check, 2 bad input).
+// function to run after parsing (exit status: 0 ok, 1 failed check, 2 bad input; main.cpp maps
+// the exceptions it throws to the statuses of the README).
 #pragma once
 
+#include "app/parse.hpp"
+
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace tilekit::app {
@@ -17,17 +22,36 @@ Runner add_elementwise(CLI::App& app);
 Runner add_info(CLI::App& app);
 Runner add_tune(CLI::App& app);
 
-/// Checks a size argument as text, so the message quotes what was typed (CLI11 would clamp an
-/// out-of-range number before any check could see it): a whole number from 0 to 2^40.
+// Validators of option text, checked before CLI11 converts it (so the message quotes what was typed:
+// CLI11 would clamp an out-of-range number, take "nan" or take an empty string as 0). One place
+// for the messages: app/parse.cpp.
+
+/// A size: a whole number from 0 to 2^40.
 inline CLI::Validator size_validator() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        const bool digits = !s.empty() && s.size() <= 13 && s.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits || std::stoll(s) > (int64_t(1) << 40))
-          return "'" + s + "' is not a size (allowed: a whole number from 0 to 2^40)";
-        return "";
-      },
-      "SIZE");
+  return CLI::Validator([](std::string& s) { int64_t v; return check_size(s, v); }, "SIZE");
 }
+/// A leading dimension: a whole number from 0 (tight) to 2^40.
+inline CLI::Validator ld_validator() {
+  return CLI::Validator([](std::string& s) { int64_t v; return check_whole(s, 0, kMaxSize, "a leading dimension (0 = tight)", v); },
+                        "LD");
+}
+/// A whole number in [min, max]; `what` names it in the message ("a repetition count").
+inline CLI::Validator whole_validator(int64_t min, int64_t max, const std::string& what) {
+  return CLI::Validator([=](std::string& s) { int64_t v; return check_whole(s, min, max, what, v); },
+                        fmt::format("INT in [{} - {}]", min, max));
+}
+/// A seed: a whole number from 0 to 2^64-1.
+inline CLI::Validator seed_validator() {
+  return CLI::Validator([](std::string& s) { uint64_t v; return check_seed(s, v); }, "SEED");
+}
+/// A finite number (no nan, inf or empty text), optionally within [min, max].
+inline CLI::Validator finite_validator(double min = -std::numeric_limits<double>::infinity(),
+                                       double max = std::numeric_limits<double>::infinity()) {
+  return CLI::Validator([=](std::string& s) { double v; return check_finite(s, min, max, v); }, "NUMBER");
+}
+
+/// Throws InvalidArgument unless `dir` exists or can be created, and a file can be written in it.
+/// `option` names where the path came from ("--out").
+void require_writable_directory(const std::string& option, const std::string& dir);
 
 }  // namespace tilekit::app

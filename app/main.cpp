@@ -2,6 +2,7 @@
 #include "app/commands.hpp"
 #include "app/ranks.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/memory.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -9,8 +10,10 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -23,10 +26,22 @@
 
 namespace {
 
-// Exit statuses (README, "The app"): 0 success, 1 a failed --check, 2 bad input, 3 this machine
-// cannot run this build (no device of its backend).
+// Exit statuses (README, "The app"): 0 success, 1 a failed check (a wrong result), 2 bad input,
+// 3 this machine cannot run this build (no device of its backend), 4 not enough memory for the
+// problem (a resource limit, not a typing error), 5 an unexpected internal error (a bug: please
+// report it with the command line).
 constexpr int kExitBadInput = 2;
 constexpr int kExitNoDevice = 3;
+constexpr int kExitResources = 4;
+constexpr int kExitInternal = 5;
+
+// Kokkos reports a failed allocation as a std::runtime_error whose text starts "Kokkos failed to
+// allocate memory for label ..." and goes on with a call stack: the first sentence is kept.
+bool is_allocation_failure(const std::string& what) {
+  return what.find("failed to allocate") != std::string::npos ||
+         what.find("likely due to insufficient memory") != std::string::npos;
+}
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // Kokkos::initialize aborts or throws on numeric --kokkos-* values it cannot use (threads=0,
 // =abc, =-1): they are checked here first, with a message naming the value and what is allowed.
@@ -75,9 +90,21 @@ std::string check_device(int& count) {
   return {};
 }
 
-}  // namespace
 
-int main(int argc, char* argv[]) {
+// The first word that is not an option, if it is not one of `names`: what the user meant as a
+// (sub)command. CLI11 would only say "A subcommand is required".
+std::string unknown_command(const std::vector<std::string>& args, std::size_t from,
+                            const std::vector<std::string>& names) {
+  for (std::size_t i = from; i < args.size(); ++i) {
+    if (args[i].empty() || args[i][0] == '-') return {};
+    for (const auto& n : names)
+      if (args[i] == n) return {};
+    return args[i];
+  }
+  return {};
+}
+
+int tilekit_main(int argc, char* argv[]) {
   // Under mpirun (MPI builds): MPI first, Kokkos inside it; the session ends after Kokkos.
   tilekit::app::MpiSession mpi(argc, argv);
   if (const std::string why = check_kokkos_args(argc, argv); !why.empty()) {
@@ -93,13 +120,15 @@ int main(int argc, char* argv[]) {
   std::string note;
   std::vector<std::string> rank_args = tilekit::app::rank_device_arguments(argc, argv, gpus, note);
   if (!note.empty() && tilekit::app::local_rank() == 0) std::cerr << "warning: " << note << "\n";
-  std::vector<char*> args(argv, argv + argc);
-  for (std::string& a : rank_args) args.push_back(a.data());
-  args.push_back(nullptr);
-  argc = int(args.size()) - 1;
-  argv = args.data();
-  // Kokkos takes its own --kokkos-* arguments out of argv first.
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // Kokkos sees only its own --kokkos-* arguments (so that --help is the app's, without Kokkos'
+  // banner, and Kokkos' legacy --threads/--numa/--device are not taken silently); the app sees the rest.
+  std::vector<char*> kokkos_argv{argv[0]}, app_argv{argv[0]};
+  for (int i = 1; i < argc; ++i)
+    (std::strncmp(argv[i], "--kokkos-", 9) == 0 ? kokkos_argv : app_argv).push_back(argv[i]);
+  for (std::string& a : rank_args) kokkos_argv.push_back(a.data());
+  int kokkos_argc = static_cast<int>(kokkos_argv.size());
+  kokkos_argv.push_back(nullptr);
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv.data());
 
   CLI::App app{"tilekit: performance-portable blocked matmul and elementwise kernels (Kokkos)"};
   app.require_subcommand(1);
@@ -117,9 +146,28 @@ int main(int argc, char* argv[]) {
       tilekit::app::add_tune);
   add("info", "backend, device, concurrency, scratch limits, versions", tilekit::app::add_info);
 
+  const std::vector<std::string> args(app_argv.begin() + 1, app_argv.end());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(app_argv.size()), app_argv.data());
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      // An unknown (sub)command: name it and the allowed ones, rather than "A subcommand is required".
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      std::string word = unknown_command(args, 0, names), level = "command";
+      if (word.empty() && !args.empty() && args[0] == "tune") {
+        names = {"matmul", "elementwise", "merge"};
+        word = unknown_command(args, 1, names);
+        level = "tune command";
+      }
+      if (!word.empty()) {
+        std::string allowed;
+        for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+        std::cerr << "error: unknown " << level << " '" << word << "' (allowed: " << allowed
+                  << "; add --help for the options)\n";
+        return kExitBadInput;
+      }
+    }
     const int code = app.exit(e);  // prints help or the error
     return code == 0 ? 0 : kExitBadInput;
   }
@@ -129,9 +177,33 @@ int main(int argc, char* argv[]) {
   } catch (const tilekit::InvalidArgument& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const tilekit::InsufficientMemory& e) {
+    std::cerr << "error: not enough memory: " << e.what() << "\n";
+    return kExitResources;
+  } catch (const std::bad_alloc& e) {
+    std::cerr << "error: not enough memory: an allocation failed (" << e.what() << ")\n";
+    return kExitResources;
+  } catch (const std::filesystem::filesystem_error& e) {  // e.g. a full or read-only disk mid-run
+    std::cerr << "error: cannot write " << e.path1() << ": " << e.code().message() << "\n";
+    return kExitResources;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return tilekit::app::abort_all(1);  // other ranks may be waiting for this one in a collective
+    if (is_allocation_failure(e.what())) {
+      std::cerr << "error: not enough memory: " << first_line(e.what()) << "\n";
+      return tilekit::app::abort_all(kExitResources);
+    }
+    std::cerr << "error: internal error: " << first_line(e.what()) << "\n";
+    return tilekit::app::abort_all(kExitInternal);  // other ranks may be waiting for this one in a collective
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  try {
+    return tilekit_main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. thrown by Kokkos::initialize or finalize
+    std::cerr << "error: internal error: " << first_line(e.what()) << "\n";
+    return kExitInternal;
+  }
 }

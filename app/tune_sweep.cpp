@@ -139,7 +139,11 @@ void finish(const MatmulTuneRequest& req, const MatmulPlan& plan, const Merged& 
     std::vector<TuneEntry> winners;
     for (const auto& s : out.result.shapes)
       if (s.missing == 0 && s.best) winners.push_back(matmul_entry(req, *s.best));
-    if (!winners.empty()) cache->store_all(winners);
+    try {
+      if (!winners.empty()) cache->store_all(winners);
+    } catch (const std::runtime_error& e) {  // the report still has them
+      out.store_errors.push_back(e.what());
+    }
   }
   if (journal) {
     if (out.missing.empty()) {
@@ -211,8 +215,13 @@ SweepOutcome run_matmul_sweep(const MatmulTuneRequest& req, TuningCache* cache, 
           // rank: each shape when it is done, so an interrupted sweep keeps its finished shapes).
           if (group.leader() && cache) {
             merged.add(rec, plan);
-            if (const auto best = complete_shape_winner(req, plan, merged, plan.shape_of(p)))
-              cache->store(matmul_entry(req, *best));
+            if (const auto best = complete_shape_winner(req, plan, merged, plan.shape_of(p))) {
+              try {
+                cache->store(matmul_entry(req, *best));
+              } catch (const std::runtime_error& e) {  // measuring goes on; the report has it
+                out.store_errors.push_back(e.what());
+              }
+            }
           }
         },
         [&](std::size_t s, const ShapeBaselines& b) {

@@ -30,6 +30,7 @@ struct SweepOutcome {
   std::vector<MissingPair> missing;
   std::vector<std::string> stopped;   ///< "rank k (host): why" for ranks that stopped early
   std::vector<std::string> warnings;
+  std::vector<std::string> store_errors;  ///< why a winner could not be stored in the cache (measured all the same)
   std::string journal;                ///< the journal folder, when kept (the sweep is unfinished)
   nlohmann::json rank_info = nlohmann::json::array();  ///< per rank of this run: host, GPU, threads, pairs dealt, seconds measuring
   tuning::MatmulTuneResult result;    ///< on the leader

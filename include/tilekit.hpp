@@ -57,8 +57,10 @@ MatmulConfig auto_matmul_config(DType in, DType out, bool a_col, bool b_col, boo
                                 int64_t M, int64_t N, int64_t K,
                                 const std::function<std::string(const MatmulConfig&)>& valid,
                                 const char* shipped_dir);
-/// The automatic elementwise config for a shipped op of this name (the backend default otherwise).
-ElementwiseConfig auto_elementwise_config(const char* op, DType t, int64_t M, int64_t N, const char* shipped_dir);
+/// The automatic elementwise config for a shipped op of this name (the backend default otherwise);
+/// a tuned config that `valid` refuses for the problem is skipped for the next nearest one.
+ElementwiseConfig auto_elementwise_config(const char* op, DType t, int64_t M, int64_t N, const char* shipped_dir,
+                                          const std::function<std::string(const ElementwiseConfig&)>& valid);
 /// "N" -> Op::N, "T" or "C" -> Op::T (either case); throws InvalidArgument naming `which`.
 Op parse_trans(const char* trans, const char* which);
 /// Storage order of a strided matrix for the tuning key: true when consecutive rows are adjacent.
@@ -109,8 +111,12 @@ template <class Op, class T, std::size_t NIn, class Out>
 void apply(const Kokkos::DefaultExecutionSpace& space, const Op& op,
            const std::array<StridedMatrix<const T>, NIn>& inputs, const Out& out) {
   const StridedMatrix<T> o = as_output(out);
+  ElementwiseProblem<T, int(NIn)> p;
+  for (std::size_t k = 0; k < NIn; ++k) p.in[k] = inputs[k];
+  p.out = o;
   apply(space, op, inputs, o,
-        detail::auto_elementwise_config(Op::name, TypeTraits<T>::dtype, o.rows, o.cols, TILEKIT_SHIPPED_TUNING_DIR));
+        detail::auto_elementwise_config(Op::name, TypeTraits<T>::dtype, o.rows, o.cols, TILEKIT_SHIPPED_TUNING_DIR,
+                                        [&](const ElementwiseConfig& c) { return check_elementwise(op, p, c); }));
 }
 
 /// apply() with the automatic config on the default execution space instance.

@@ -3,6 +3,8 @@
 # for one backend when no installed Kokkos is found.
 #
 #   scripts/deps.sh <serial|openmp|cuda|cuda11|hip>   -> prints the Kokkos install prefix on its last line
+#   scripts/deps.sh fuzz                              -> installs what fuzz/run.sh needs (clang with
+#                                                        libFuzzer and the sanitizer runtimes); no Kokkos
 #
 # Backends: cuda uses a CUDA >= 12 found on the machine ($CUDA_ROOT, else nvcc on PATH, else
 # /usr/local/cuda) and compiles for sm_80 + sm_90a; cuda11 installs Debian's CUDA 11.8 (a 2.3 GB
@@ -27,8 +29,8 @@
 set -euo pipefail
 
 backend=${1:-openmp}
-case "$backend" in serial|openmp|cuda|cuda11|hip) ;; *)
-  echo "deps.sh: unknown backend '$backend' (allowed: serial, openmp, cuda, cuda11, hip)" >&2; exit 2;;
+case "$backend" in serial|openmp|cuda|cuda11|hip|fuzz) ;; *)
+  echo "deps.sh: unknown backend '$backend' (allowed: serial, openmp, cuda, cuda11, hip, fuzz)" >&2; exit 2;;
 esac
 
 KOKKOS_VERSION=3.4.01
@@ -109,6 +111,10 @@ if [ "${TILEKIT_NO_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
   say "TILEKIT_NO_APT=1 or no apt-get: installing no packages (what the build needs must be there)"
   apt_install() { :; }
   ensure_apt_sources() { :; }
+fi
+if [ "$backend" = fuzz ]; then  # fuzz/: parsers only, built with clang; Kokkos not needed
+  apt_install clang libclang-rt-14-dev cmake ninja-build libfmt-dev nlohmann-json3-dev
+  exit 0
 fi
 ensure_apt_sources
 apt_install build-essential cmake ninja-build ccache dpkg-dev git patch \

@@ -9,6 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -170,24 +175,142 @@ TEST(TuningCache, CorruptFileIsReportedAndSetAsideNotFatal) {
   EXPECT_EQ(a.entries().size(), 1u);
 }
 
-TEST(TuningCache, FileFromAnotherVersionIsSetAsideAsForeign) {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(TuningCache, FileOfAnOlderVersionIsReadAndUsed) {
   TempDir dir;
   TuningCache a = TuningCache::for_current_device(dir.path.string());
   a.store(entry("none", 64, "cfg"));
-  std::string text;
-  {
-    std::ifstream f(a.path());
-    text.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  std::string text = slurp(a.path());
   const std::string version = a.identity().tilekit_version;
-  text.replace(text.find("\"" + version + "\""), version.size() + 2, "\"0.0.0-old\"");
+  for (std::size_t at; (at = text.find("\"" + version + "\"")) != std::string::npos;)
+    text.replace(at, version.size() + 2, "\"0.0.1-old\"");
   { std::ofstream(a.path()) << text; }
+
   TuningCache b = TuningCache::for_current_device(dir.path.string());
   b.load();
+
+  EXPECT_TRUE(b.warnings().empty()) << b.warnings()[0];
+  ASSERT_EQ(b.entries().size(), 1u);
+  EXPECT_EQ(b.entries()[0].tilekit_version, "0.0.1-old");
+  EXPECT_TRUE(fs::exists(a.path()));
+}
+
+TEST(TuningCache, EntriesOfANewerVersionAreKeptInTheFileButNotUsed) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 64, "old"));
+  TuneEntry newer = entry("none", 128, "from-the-future");
+  newer.tilekit_version = "99.0.0";
+  a.store(newer);
+
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+  b.store(entry("none", 256, "mine"));  // rewrites the file
+
+  ASSERT_EQ(b.entries().size(), 2u);  // 64 and 256: the newer entry is not used
+  EXPECT_FALSE(b.find_exact(newer.key));
+  ASSERT_EQ(b.warnings().size(), 1u);
+  EXPECT_NE(b.warnings()[0].find("newer tilekit (up to 99.0.0"), std::string::npos) << b.warnings()[0];
+  const std::string text = slurp(b.path());
+  EXPECT_NE(text.find("from-the-future"), std::string::npos) << "the newer entry was dropped from the file";
+  EXPECT_NE(text.find("99.0.0"), std::string::npos);
+}
+
+TEST(TuningCache, FileOfANewerFormatIsLeftAloneAndNeverOverwritten) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 64, "cfg"));
+  std::string text = slurp(a.path());
+  text.replace(text.find("\"format\": 1"), 11, "\"format\": 7");
+  { std::ofstream(a.path()) << text; }
+
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+
   EXPECT_TRUE(b.entries().empty());
   ASSERT_EQ(b.warnings().size(), 1u);
-  EXPECT_NE(b.warnings()[0].find("foreign"), std::string::npos) << b.warnings()[0];
-  EXPECT_NE(b.warnings()[0].find("0.0.0-old"), std::string::npos) << b.warnings()[0];
+  EXPECT_NE(b.warnings()[0].find("newer format 7"), std::string::npos) << b.warnings()[0];
+  EXPECT_THROW(b.store(entry("none", 128, "x")), std::runtime_error);
+  EXPECT_EQ(slurp(a.path()), text);
+}
+
+TEST(TuningCache, AnUnreadableEntryIsKeptAndTheOthersAreUsed) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 64, "cfg64"));
+  a.store(entry("none", 128, "cfg128"));
+  std::string text = slurp(a.path());
+  text.replace(text.find("\"median_s\""), 10, "\"median_z\"");  // the first entry loses a field
+  { std::ofstream(a.path()) << text; }
+
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+  b.store(entry("none", 256, "cfg256"));
+
+  EXPECT_EQ(b.entries().size(), 2u);
+  ASSERT_EQ(b.warnings().size(), 1u);
+  EXPECT_NE(b.warnings()[0].find("field 'median_s' missing"), std::string::npos) << b.warnings()[0];
+  EXPECT_EQ(b.warnings()[0].find("[json.exception"), std::string::npos) << "library text in: " << b.warnings()[0];
+  EXPECT_NE(slurp(b.path()).find("median_z"), std::string::npos);
+}
+
+TEST(TuningCache, MergeKeepsEveryShapeAndTheFasterOfTwoMeasurements) {
+  TempDir dir;
+  TuningCache a((dir.path / "a.json").string(), DeviceIdentity::current());
+  TuningCache b((dir.path / "b.json").string(), DeviceIdentity::current());
+  TuneEntry slow = entry("none", 64, "slow"), fast = entry("none", 64, "fast");
+  slow.median_s = 2e-3;
+  fast.median_s = 1e-3;
+  a.store(slow);
+  a.store(entry("none", 128, "only-a"));
+  b.store(fast);
+  b.store(entry("none", 256, "only-b"));
+
+  TuningCache merged((dir.path / "c.json").string(), DeviceIdentity::current());
+  merged.merge(TuningCache::read_for_merge(a.path()));
+  merged.merge(TuningCache::read_for_merge(b.path()));
+  merged.write();
+  TuningCache reread((dir.path / "c.json").string(), DeviceIdentity::current());
+  reread.load();
+
+  EXPECT_EQ(reread.entries().size(), 3u);
+  EXPECT_EQ(reread.find_exact(slow.key)->config, "fast");
+  EXPECT_EQ(reread.find_exact(entry("none", 128, "").key)->config, "only-a");
+  EXPECT_EQ(reread.find_exact(entry("none", 256, "").key)->config, "only-b");
+}
+
+TEST(TuningCache, AWriterKilledMidWriteLosesNothingFinished) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  for (int i = 0; i < 20; ++i) a.store(entry("none", 16 + i, "cfg"));
+  const std::string before = slurp(a.path());
+
+  // A child process rewrites the file as fast as it can; it is killed at some point of a write.
+  for (int round = 0; round < 5; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // no Kokkos here: the identity comes from the parent
+      try {
+        TuningCache c(a.path(), a.identity());
+        c.load();
+        for (int i = 0;; ++i) c.store(entry("relu", 1000 + i, "cfg"));
+      } catch (...) {
+      }
+      ::_exit(0);
+    }
+    ::usleep(20000 + 7000 * round);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+
+    TuningCache r = TuningCache::for_current_device(dir.path.string());
+    r.load();
+    EXPECT_TRUE(r.warnings().empty()) << r.warnings()[0];
+    for (int i = 0; i < 20; ++i) EXPECT_TRUE(r.find_exact(entry("none", 16 + i, "").key)) << "lost shape " << 16 + i;
+  }
 }
 
 TEST(TuningCache, TwoConcurrentWritersLoseNothing) {

@@ -53,14 +53,17 @@ MatmulConfig auto_matmul_config(DType in, DType out, bool a_col, bool b_col, boo
   });
 }
 
-ElementwiseConfig auto_elementwise_config(const char* op, DType t, int64_t M, int64_t N, const char* shipped_dir) {
+ElementwiseConfig auto_elementwise_config(const char* op, DType t, int64_t M, int64_t N, const char* shipped_dir,
+                                          const std::function<std::string(const ElementwiseConfig&)>& valid) {
   static Memo<ElementwiseConfig> memo;
   OpKind kind;
   if (!parse_op(op, kind)) return ElementwiseConfig();  // an op of the caller's: the backend default
   const std::string cache_dir = tuning::TuningCache::default_dir();
-  return memo.get(fmt::format("{}|{}|{}x{}|{}|{}", op, dtype_name(t), M, N, cache_dir, shipped_dir), [&](bool&) {
+  return memo.get(fmt::format("{}|{}|{}x{}|{}|{}", op, dtype_name(t), M, N, cache_dir, shipped_dir), [&](bool& keep) {
     std::string source, why;
-    return tuning::resolve_tuned_elementwise(kind, t, M, N, source, why, cache_dir, shipped_dir);
+    const ElementwiseConfig c = tuning::resolve_tuned_elementwise(kind, t, M, N, source, why, cache_dir, shipped_dir, valid);
+    keep = !valid || valid(c).empty();  // an invalid problem (strides, overlap) must not pin its fallback
+    return c;
   });
 }
 

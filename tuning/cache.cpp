@@ -3,17 +3,17 @@
 #include "kernels/runtime.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,106 +23,18 @@ namespace tilekit {
 namespace tuning {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 DeviceIdentity DeviceIdentity::current() {
   const RuntimeInfo r = runtime_info();
   return {r.backend, r.device, r.architecture, r.compute_units, r.tilekit_version};
 }
 
-std::string DeviceIdentity::file_name() const {
-  std::string slug;
-  for (char ch : device) {
-    if (std::isalnum(static_cast<unsigned char>(ch)))
-      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    else if (!slug.empty() && slug.back() != '-')
-      slug += '-';
-  }
-  while (!slug.empty() && slug.back() == '-') slug.pop_back();
-  return fmt::format("{}__{}__{}__{}.json", backend, slug.empty() ? "unknown" : slug, architecture, compute_units);
-}
-
-std::string TuneKey::family() const { return fmt::format("{} {} {} {}", kernel, types, layout, epilogue); }
-
-std::string TuneKey::str() const {
-  std::string shp;
-  for (std::size_t i = 0; i < shape.size(); ++i) shp += (i ? "x" : "") + std::to_string(shape[i]);
-  return family() + " " + shp;
-}
-
 namespace {
-
-json identity_json(const DeviceIdentity& d) {
-  return {{"backend", d.backend}, {"device", d.device}, {"architecture", d.architecture},
-          {"compute_units", d.compute_units}};
-}
-
-json entry_json(const TuneEntry& e) {
-  return {{"kernel", e.key.kernel},   {"types", e.key.types},   {"layout", e.key.layout},
-          {"epilogue", e.key.epilogue}, {"shape", e.key.shape},  {"config", e.config},
-          {"median_s", e.median_s},   {"p20_s", e.p20_s},       {"p80_s", e.p80_s},
-          {"rate", e.rate},           {"date", e.date}};
-}
-
-TuneEntry entry_from(const json& j) {
-  TuneEntry e;
-  e.key.kernel = j.at("kernel").get<std::string>();
-  e.key.types = j.at("types").get<std::string>();
-  e.key.layout = j.at("layout").get<std::string>();
-  e.key.epilogue = j.at("epilogue").get<std::string>();
-  e.key.shape = j.at("shape").get<std::vector<int64_t>>();
-  e.config = j.at("config").get<std::string>();
-  e.median_s = j.at("median_s").get<double>();
-  e.p20_s = j.value("p20_s", e.median_s);
-  e.p80_s = j.value("p80_s", e.median_s);
-  e.rate = j.value("rate", 0.0);
-  e.date = j.value("date", std::string());
-  return e;
-}
 
 std::string stamp() {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count());
-}
-
-enum class Parse { ok, corrupt, foreign };
-
-// Parses cache text; fills entries, or says why it cannot be used.
-Parse parse(const std::string& text, const DeviceIdentity& me, std::vector<TuneEntry>& out, std::string& why) {
-  json j;
-  try {
-    j = json::parse(text);
-    if (!j.is_object()) throw std::runtime_error("not a JSON object");
-    const int format = j.at("format").get<int>();
-    const std::string version = j.at("tilekit_version").get<std::string>();
-    DeviceIdentity d;
-    const json& dj = j.at("device");
-    d.backend = dj.at("backend").get<std::string>();
-    d.device = dj.at("device").get<std::string>();
-    d.architecture = dj.at("architecture").get<std::string>();
-    d.compute_units = dj.at("compute_units").get<int>();
-    if (format != TuningCache::kFormatVersion) {
-      why = fmt::format("format {} (this tilekit reads format {})", format, TuningCache::kFormatVersion);
-      return Parse::foreign;
-    }
-    if (version != me.tilekit_version) {
-      why = fmt::format("written by tilekit {} (this is {})", version, me.tilekit_version);
-      return Parse::foreign;
-    }
-    if (!d.same_machine(me)) {
-      why = fmt::format("for {} {} ({}, {} units), not this {} {}", d.backend, d.device, d.architecture,
-                        d.compute_units, me.backend, me.device);
-      return Parse::foreign;
-    }
-    std::vector<TuneEntry> entries;
-    for (const json& e : j.at("entries")) entries.push_back(entry_from(e));
-    out = std::move(entries);
-    return Parse::ok;
-  } catch (const std::exception& e) {
-    why = e.what();
-    return Parse::corrupt;
-  }
 }
 
 std::string read_file(const std::string& path, bool& exists) {
@@ -142,11 +54,16 @@ void upsert(std::vector<TuneEntry>& entries, const TuneEntry& e) {
   entries.push_back(e);
 }
 
+void add_kept(std::vector<std::string>& kept, const std::string& k) {
+  if (std::find(kept.begin(), kept.end(), k) == kept.end()) kept.push_back(k);
+}
+
 // An exclusive advisory lock on "<path>.lock", held for the object's lifetime.
 class FileLock {
  public:
   explicit FileLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_CREAT | O_RDWR, 0644)) {
-    if (fd_ < 0) throw std::runtime_error("cannot create lock file " + path + ".lock");
+    if (fd_ < 0)
+      throw std::runtime_error(fmt::format("cannot create the lock file {}.lock: {}", path, std::strerror(errno)));
     while (::flock(fd_, LOCK_EX) != 0) {
     }
   }
@@ -160,6 +77,34 @@ class FileLock {
  private:
   int fd_;
 };
+
+// Writes `text` to `path` so that a reader sees the old file or the new one, never a part: a
+// temporary file beside it, flushed to the disk (fsync), then renamed over it.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + stamp();
+  const int fd = ::open(tmp.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  std::size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = errno ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (!err && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  std::error_code ec;
+  if (!err) {
+    fs::rename(tmp, path, ec);
+    if (!ec) return;
+  }
+  fs::remove(tmp, ec);
+  throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err ? err : EIO)));
+}
 
 }  // namespace
 
@@ -209,72 +154,125 @@ void TuningCache::load() {
   bool exists = false;
   const std::string text = read_file(path_, exists);
   entries_.clear();
+  kept_.clear();
+  newer_format_ = false;
   if (!exists) return;
   std::string why;
-  const Parse r = parse(text, identity_, entries_, why);
-  if (r == Parse::ok) return;
-  const std::string aside = path_ + (r == Parse::corrupt ? ".corrupt-" : ".foreign-") + stamp();
+  CacheFile f;
+  const CacheParse r = parse_cache_text(text, identity_.tilekit_version, f, why);
+  if (r == CacheParse::newer_format) {
+    newer_format_ = true;
+    warnings_.push_back(fmt::format("tuning cache {} is of a newer {}: left as it is and not used", path_, why));
+    return;
+  }
+  if (r == CacheParse::ok && f.device.same_machine(identity_)) {
+    entries_ = std::move(f.entries);
+    kept_ = std::move(f.kept);
+    for (const auto& n : f.notes) warnings_.push_back(fmt::format("tuning cache {}: {}", path_, n));
+    return;
+  }
+  const bool corrupt = r != CacheParse::ok;
+  if (!corrupt)
+    why = fmt::format("for {} {} ({}, {} units), not this {} {} ({}, {} units)", f.device.backend, f.device.device,
+                      f.device.architecture, f.device.compute_units, identity_.backend, identity_.device,
+                      identity_.architecture, identity_.compute_units);
+  const std::string aside = path_ + (corrupt ? ".corrupt-" : ".foreign-") + stamp();
   std::error_code ec;
   fs::rename(path_, aside, ec);
-  warnings_.push_back(fmt::format("tuning cache {} is {} ({}); set aside as {}{}", path_,
-                                  r == Parse::corrupt ? "corrupt" : "foreign", why, aside,
-                                  ec ? " (rename failed: " + ec.message() + ")" : ""));
-  entries_.clear();
+  warnings_.push_back(fmt::format("tuning cache {} is {} ({}); {}", path_, corrupt ? "corrupt" : "foreign", why,
+                                  ec ? "it could not be set aside (" + ec.message() + ") and is not used"
+                                     : "set aside as " + aside + ", not used"));
 }
 
 bool TuningCache::load_text(const std::string& text, const std::string& origin) {
   std::string why;
-  std::vector<TuneEntry> entries;
-  if (parse(text, identity_, entries, why) != Parse::ok) {
+  CacheFile f;
+  const CacheParse r = parse_cache_text(text, identity_.tilekit_version, f, why);
+  if (r != CacheParse::ok || !f.device.same_machine(identity_)) {
+    if (r == CacheParse::ok) why = fmt::format("for {} {}", f.device.backend, f.device.device);
     warnings_.push_back(fmt::format("{} not used: {}", origin, why));
     return false;
   }
-  for (const auto& e : entries) upsert(entries_, e);
+  for (const auto& e : f.entries) upsert(entries_, e);
   return true;
+}
+
+TuningCache TuningCache::read_for_merge(const std::string& path) {
+  bool exists = false;
+  const std::string text = read_file(path, exists);
+  if (!exists) throw std::runtime_error(fmt::format("cannot read tuning cache {}: {}", path, std::strerror(errno)));
+  CacheFile f;
+  std::string why;
+  const DeviceIdentity me = DeviceIdentity{"", "", "", 0, TILEKIT_VERSION};
+  const CacheParse r = parse_cache_text(text, me.tilekit_version, f, why);
+  if (r != CacheParse::ok) throw std::runtime_error(fmt::format("tuning cache {} cannot be merged: {}", path, why));
+  DeviceIdentity id = f.device;
+  id.tilekit_version = me.tilekit_version;
+  TuningCache c(path, id);
+  c.entries_ = std::move(f.entries);
+  c.kept_ = std::move(f.kept);
+  for (const auto& n : f.notes) c.warnings_.push_back(fmt::format("{}: {}", path, n));
+  return c;
+}
+
+void TuningCache::merge(const TuningCache& other) {
+  for (const auto& e : other.entries_) {
+    const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const TuneEntry& x) { return x.key == e.key; });
+    if (it == entries_.end())
+      entries_.push_back(e);
+    else if (e.median_s < it->median_s)
+      *it = e;
+  }
+  for (const auto& k : other.kept_) add_kept(kept_, k);
+}
+
+void TuningCache::write() {
+  if (newer_format_)
+    throw std::runtime_error(fmt::format("tuning cache {} is of a newer format; it is not overwritten", path_));
+  const fs::path p(path_);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec)
+    throw std::runtime_error(fmt::format("cannot create tuning cache directory {}: {}", p.parent_path().string(),
+                                         ec.message()));
+  FileLock lock(path_);
+  // Merge with what other writers stored since we loaded; their entries for our keys give way.
+  bool exists = false;
+  const std::string text = read_file(path_, exists);
+  CacheFile on_disk;
+  std::string why;
+  if (exists) {
+    const CacheParse r = parse_cache_text(text, identity_.tilekit_version, on_disk, why);
+    if (r == CacheParse::newer_format)
+      throw std::runtime_error(fmt::format("tuning cache {} is now of a newer {}; it is not overwritten", path_, why));
+    if (r != CacheParse::ok || !on_disk.device.same_machine(identity_)) {
+      const std::string aside = path_ + ".corrupt-" + stamp();
+      fs::rename(path_, aside, ec);
+      warnings_.push_back(fmt::format("tuning cache {} was unreadable ({}); set aside as {}", path_,
+                                      r != CacheParse::ok ? why : "another device's", aside));
+      on_disk = CacheFile();
+    }
+  }
+  for (const auto& x : entries_) upsert(on_disk.entries, x);
+  for (const auto& k : kept_) add_kept(on_disk.kept, k);
+  entries_ = on_disk.entries;
+  kept_ = on_disk.kept;
+  CacheFile out;
+  out.tilekit_version = identity_.tilekit_version;
+  out.device = identity_;
+  out.entries = entries_;
+  out.kept = kept_;
+  write_atomically(path_, cache_file_text(out));
 }
 
 void TuningCache::store(const TuneEntry& e) { store_all({e}); }
 
 void TuningCache::store_all(const std::vector<TuneEntry>& new_entries) {
-  const fs::path p(path_);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create tuning cache directory {}: {}",
-                                               p.parent_path().string(), ec.message()));
-  FileLock lock(path_);
-  // Merge with what other writers stored since we loaded.
-  bool exists = false;
-  const std::string text = read_file(path_, exists);
-  std::vector<TuneEntry> on_disk;
-  std::string why;
-  if (exists && parse(text, identity_, on_disk, why) != Parse::ok) {
-    const std::string aside = path_ + ".corrupt-" + stamp();
-    fs::rename(path_, aside, ec);
-    warnings_.push_back(fmt::format("tuning cache {} was unreadable ({}); set aside as {}", path_, why, aside));
-    on_disk.clear();
+  for (TuneEntry x : new_entries) {
+    if (x.tilekit_version.empty()) x.tilekit_version = identity_.tilekit_version;
+    upsert(entries_, x);
   }
-  for (const auto& x : entries_) upsert(on_disk, x);
-  for (const auto& e : new_entries) upsert(on_disk, e);
-  entries_ = on_disk;
-
-  json j = {{"format", kFormatVersion}, {"tilekit_version", identity_.tilekit_version},
-            {"device", identity_json(identity_)}, {"entries", json::array()}};
-  for (const auto& x : entries_) j["entries"].push_back(entry_json(x));
-  const std::string tmp = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + stamp();
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << j.dump(1) << "\n";
-    f.flush();
-    if (!f) {
-      fs::remove(tmp, ec);
-      throw std::runtime_error("cannot write tuning cache " + tmp);
-    }
-  }
-  fs::rename(tmp, path_, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("cannot replace tuning cache {}: {}", path_, ec.message()));
-  }
+  write();
 }
 
 void TuningCache::add_in_memory(const TuneEntry& e) { upsert(entries_, e); }
@@ -285,29 +283,40 @@ std::optional<TuneEntry> TuningCache::find_exact(const TuneKey& key) const {
   return std::nullopt;
 }
 
-std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key,
-                                                   const std::function<bool(const TuneEntry&)>& accept) const {
+std::vector<TuneEntry> TuningCache::by_distance(const TuneKey& key,
+                                               const std::function<bool(const TuneEntry&)>& accept) const {
   const std::string fam = key.family();
-  std::optional<TuneEntry> best;
-  double best_d = 0.0;
-  int64_t best_vol = 0;
+  // Distance rounded to 1e-9 (so that equal ratios tie exactly), then the larger shape first.
+  struct Ranked {
+    long long d;
+    double vol;
+    const TuneEntry* e;
+  };
+  std::vector<Ranked> r;
   for (const auto& e : entries_) {
     if (e.key.family() != fam || e.key.shape.size() != key.shape.size()) continue;
     if (accept && !accept(e)) continue;
-    double d = 0.0;
-    int64_t vol = 1;
+    double d = 0.0, vol = 1.0;
     for (std::size_t i = 0; i < key.shape.size(); ++i) {
-      const double a = std::max<int64_t>(key.shape[i], 1), b = std::max<int64_t>(e.key.shape[i], 1);
+      const double a = double(std::max<int64_t>(key.shape[i], 1)), b = double(std::max<int64_t>(e.key.shape[i], 1));
       d += std::fabs(std::log(a / b));
-      vol *= std::max<int64_t>(e.key.shape[i], 1);
+      vol *= b;
     }
-    if (!best || d < best_d - 1e-12 || (std::fabs(d - best_d) <= 1e-12 && vol > best_vol)) {
-      best = e;
-      best_d = d;
-      best_vol = vol;
-    }
+    r.push_back({std::llround(std::min(d, 1e9) * 1e9), vol, &e});
   }
-  return best;
+  std::stable_sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) {
+    return a.d != b.d ? a.d < b.d : a.vol > b.vol;
+  });
+  std::vector<TuneEntry> out;
+  for (const auto& x : r) out.push_back(*x.e);
+  return out;
+}
+
+std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key,
+                                                   const std::function<bool(const TuneEntry&)>& accept) const {
+  const auto all = by_distance(key, accept);
+  if (all.empty()) return std::nullopt;
+  return all.front();
 }
 
 }  // namespace tuning

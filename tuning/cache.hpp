@@ -1,8 +1,14 @@
 // The on-disk tuning cache: one JSON file per backend and device, holding the best config found for
-// each (kernel, types, layouts, epilogue, shape). Written atomically (temporary file + rename) under
-// an exclusive lock, merging with what is on disk, so concurrent writers lose nothing and an
-// interrupted sweep keeps every entry it finished. A corrupt or foreign file (other format, tilekit
-// version or device) is reported and set aside, never trusted and never fatal.
+// each (kernel, types, layouts, epilogue, shape). Written atomically (temporary file, fsync, rename)
+// under an exclusive lock, merging with what is on disk, so concurrent writers lose nothing and an
+// interrupted write or sweep keeps every entry it finished.
+//
+// Versions (README, "Tuning"): every entry records the tilekit version that measured it. Entries of
+// older versions are read and used (their configs are validated before use, like any other);
+// entries of a newer tilekit, and entries this version cannot read, are kept in the file untouched
+// and not used, with a warning. A file of a newer format is left as it is (not used, not
+// overwritten). A file that is not JSON, or is for another device, is set aside (renamed, never
+// deleted) with a warning.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +53,7 @@ struct TuneKey {
 
 struct TuneEntry {
   TuneKey key;
+  std::string tilekit_version;  ///< the tilekit that measured it (older files: the file's version)
   std::string config;     ///< the config name (MatmulConfig::name() or the elementwise equivalent)
   double median_s = 0.0;  ///< median over the timed repetitions
   double p20_s = 0.0, p80_s = 0.0;
@@ -65,15 +72,24 @@ class TuningCache {
   /// $TILEKIT_TUNING_DIR, else $XDG_CACHE_HOME/tilekit/tuning, else ~/.cache/tilekit/tuning.
   static std::string default_dir();
 
-  /// Reads the file. Missing: empty cache. Corrupt or foreign: renamed to "<path>.corrupt-<stamp>"
-  /// or "<path>.foreign-<stamp>", reported in warnings(), empty cache.
+  /// Reads the file. Missing: empty cache. Not JSON or another device's: renamed to
+  /// "<path>.corrupt-<stamp>" or "<path>.foreign-<stamp>", reported in warnings(), empty cache.
+  /// A newer format: left in place, not used, reported; store() then refuses to overwrite it.
   void load();
   /// Reads a cache from JSON text (shipped results); foreign or corrupt text gives false + warning.
   bool load_text(const std::string& text, const std::string& origin);
+  /// Reads any cache file for merging: the identity is the file's own. Throws std::runtime_error
+  /// (the message names the file and why) when it cannot be read or is of a newer format.
+  static TuningCache read_for_merge(const std::string& path);
+  /// Adds `other`'s entries: for a key both have, the faster measurement (lower median) stays.
+  /// Entries kept but not used (newer tilekit, unreadable) are carried over too.
+  void merge(const TuningCache& other);
+  /// Writes the file as it is in memory (atomically, under the lock), merged with what is on disk.
+  void write();
 
   /// Adds or replaces the entry with the same key, then writes the file atomically under a lock,
   /// merged with entries other writers stored meanwhile. Throws std::runtime_error if the
-  /// directory cannot be written (the message names the path).
+  /// directory cannot be written or the file is of a newer format (the message names the path).
   void store(const TuneEntry& e);
   /// store() for several entries under one lock and one write (the merge of a distributed sweep).
   void store_all(const std::vector<TuneEntry>& entries);
@@ -91,13 +107,40 @@ class TuningCache {
   /// |log(a/b)|); ties go to the larger shape. Only entries `accept` takes count (all when empty).
   std::optional<TuneEntry> find_nearest(const TuneKey& key,
                                         const std::function<bool(const TuneEntry&)>& accept = nullptr) const;
+  /// Every entry of the family that `accept` takes (all when empty), nearest first (the order of
+  /// find_nearest; the exact shape first): a caller that cannot use one goes on to the next.
+  std::vector<TuneEntry> by_distance(const TuneKey& key,
+                                     const std::function<bool(const TuneEntry&)>& accept = nullptr) const;
+  /// Entries kept in the file but not used (a newer tilekit's, or unreadable), as JSON text.
+  const std::vector<std::string>& kept_entries() const { return kept_; }
 
  private:
   std::string path_;
   DeviceIdentity identity_;
   std::vector<TuneEntry> entries_;
+  std::vector<std::string> kept_;
   std::vector<std::string> warnings_;
+  bool newer_format_ = false;  ///< the file on disk is of a newer format: never overwritten
 };
+
+/// The file format, for the parsers (tuning/cache_format.cpp, no Kokkos; fuzzed by fuzz/).
+struct CacheFile {
+  int format = TuningCache::kFormatVersion;
+  std::string tilekit_version;           ///< of the writer
+  DeviceIdentity device;
+  std::vector<TuneEntry> entries;        ///< readable entries of this or an older tilekit
+  std::vector<std::string> kept;         ///< JSON text of entries kept but not used
+  std::vector<std::string> notes;        ///< why entries were kept (one line each)
+};
+enum class CacheParse { ok, corrupt, newer_format };
+/// Parses the text of a cache file. `reader_version` is this tilekit's: entries of newer versions
+/// are kept, not used. On corrupt/newer_format `why` says what is wrong (no library text).
+CacheParse parse_cache_text(const std::string& text, const std::string& reader_version, CacheFile& out,
+                            std::string& why);
+/// The text of a cache file (entries, then the kept ones as they were).
+std::string cache_file_text(const CacheFile& f);
+/// Compares dotted versions numerically ("0.10.0" > "0.9.1"; "0.0.0-old" = "0.0.0"): -1, 0, 1.
+int compare_versions(const std::string& a, const std::string& b);
 
 /// The results shipped with tilekit, as (file name, JSON text): the *.json files of `dir` when it
 /// names a directory holding some (an installed tilekit passes <prefix>/share/tilekit/tuning), else

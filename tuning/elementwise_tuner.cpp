@@ -159,7 +159,12 @@ void sweep_shape(const ElementwiseTuneRequest& req, const std::array<int64_t, 2>
     e.median_s = sum.best->median_s, e.p20_s = sum.best->p20_s, e.p80_s = sum.best->p80_s;
     e.rate = sum.best->gbps;
     e.date = now_iso8601();
-    cache->store(e);
+    try {
+      cache->store(e);
+    } catch (const std::runtime_error& err) {  // measured all the same: the report has it
+      cache->add_in_memory(e);
+      res.store_errors.push_back(err.what());
+    }
   }
 }
 
@@ -194,20 +199,21 @@ ElementwiseTuneResult tune_elementwise(const ElementwiseTuneRequest& req, Tuning
 
 ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64_t N, std::string& source,
                                             std::string& why, const std::string& cache_dir,
-                                            const std::string& shipped_dir) {
-  const TuningCache tuned = load_tuned(cache_dir, nullptr, shipped_dir);
+                                            const std::string& shipped_dir,
+                                            const std::function<std::string(const ElementwiseConfig&)>& valid,
+                                            std::vector<std::string>* warnings) {
+  const TuningCache tuned = load_tuned(cache_dir, warnings, shipped_dir);
   const TuneKey key = elementwise_key(op, t, M, N);
-  for (const auto& [label, found] : {std::make_pair("exact", tuned.find_exact(key)),
-                                     std::make_pair("nearest", tuned.find_nearest(key))}) {
-    if (!found) continue;
+  // The exact shape, then the other tuned shapes nearest first; an unusable entry is skipped.
+  for (const TuneEntry& found : tuned.by_distance(key)) {
     ElementwiseConfig c;
     std::string perr;
-    if (ElementwiseConfig::parse(found->config, c, perr)) {
-      source = label;
-      why = fmt::format("tuned for {} ({:.1f} GB/s measured {})", found->key.str(), found->rate, found->date);
+    if (ElementwiseConfig::parse(found.config, c, perr) && (!valid || (perr = valid(c)).empty())) {
+      source = found.key == key ? "exact" : "nearest";
+      why += fmt::format("tuned for {} ({:.1f} GB/s measured {})", found.key.str(), found.rate, found.date);
       return c;
     }
-    why += fmt::format("tuned config {} not usable: {}; ", found->config, perr);
+    why += fmt::format("tuned config {} for {} not usable: {}; ", found.config, found.key.str(), perr);
   }
   source = "default";
   why += fmt::format("no tuned entry for {}; using the {} default", key.family(), backend_name());

@@ -56,6 +56,7 @@ struct ElementwiseShapeSummary {
 struct ElementwiseTuneResult {
   std::vector<ElementwiseCandidate> candidates;
   std::vector<ElementwiseShapeSummary> shapes;
+  std::vector<std::string> store_errors;  ///< why a finished shape could not be stored in the cache
 };
 
 using ElementwiseProgress = std::function<void(int done, int total, const std::string& best)>;
@@ -64,10 +65,15 @@ ElementwiseTuneResult tune_elementwise(const ElementwiseTuneRequest& req, Tuning
                                        const ElementwiseProgress& progress);
 
 /// `--variant auto`: the tuned config for the exact shape, else the nearest tuned shape of the same
-/// op and type, else the backend's default. `source` is "exact", "nearest" or "default".
+/// op and type, else the backend's default. `source` is "exact", "nearest" or "default". A tuned
+/// config that does not parse, or that `valid` refuses for this problem (a non-empty reason), is
+/// skipped with its reason in `why`, and the next candidate is tried. Warnings about the cache
+/// files (set aside, newer entries skipped) go to `warnings` when given.
 ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64_t N, std::string& source,
                                             std::string& why, const std::string& cache_dir = "",
-                                            const std::string& shipped_dir = "");
+                                            const std::string& shipped_dir = "",
+                                            const std::function<std::string(const ElementwiseConfig&)>& valid = {},
+                                            std::vector<std::string>* warnings = nullptr);
 
 }  // namespace tuning
 }  // namespace tilekit

@@ -505,6 +505,7 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
                           [&](std::size_t s, const ShapeBaselines& b) { baselines[s] = b; }};
   int done = 0;
   const int total = int(plan.pairs());
+  std::vector<std::string> store_errors;
   // Shape by shape, so each finished shape's winner is stored before the next one starts.
   for (std::size_t s = 0; s < plan.shapes.size(); ++s) {
     MatmulWork work;
@@ -518,9 +519,18 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
     if (!stopped.empty()) throw std::runtime_error(stopped);
     if (!cache) continue;
     const MatmulTuneResult shape_res = summarize_matmul(req, plan, by_pair, baselines);
-    if (shape_res.shapes[s].best) cache->store(matmul_entry(req, *shape_res.shapes[s].best));
+    if (!shape_res.shapes[s].best) continue;
+    const TuneEntry e = matmul_entry(req, *shape_res.shapes[s].best);
+    try {
+      cache->store(e);
+    } catch (const std::runtime_error& err) {  // measured all the same: the report has it
+      cache->add_in_memory(e);
+      store_errors.push_back(err.what());
+    }
   }
-  return summarize_matmul(req, plan, by_pair, baselines);
+  MatmulTuneResult res = summarize_matmul(req, plan, by_pair, baselines);
+  res.store_errors = std::move(store_errors);
+  return res;
 }
 
 TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings,
@@ -543,39 +553,35 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
                                      const std::string& cache_dir, const std::string& shipped_dir) {
   ResolvedConfig r;
-  std::vector<std::string> warnings;
-  const TuningCache tuned = load_tuned(cache_dir, &warnings, shipped_dir);
+  const TuningCache tuned = load_tuned(cache_dir, &r.warnings, shipped_dir);
   std::string skipped;
-  for (const auto& w : warnings) skipped += w + "; ";
-  auto usable = [&](const std::optional<TuneEntry>& e, MatmulConfig& cfg) {
-    if (!e) return false;
-    std::string why;
-    cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
-    if (!MatmulConfig::parse(e->config, cfg, why) || !(why = valid(cfg)).empty()) {
-      skipped += fmt::format("tuned config {} for {} not usable: {}; ", e->config, e->key.str(), why);
-      return false;
-    }
-    return true;
-  };
-  const auto exact = tuned.find_exact(key);
-  if (usable(exact, r.config)) {
-    r.source = "exact";
-    r.why = fmt::format("{}tuned for this exact shape ({:.3f} TFLOP/s measured {})", skipped, exact->rate, exact->date);
-    return r;
-  }
-  // The nearest tuned shape of the same class (shape_class: thin, shallow K, the rest).
+  // The exact shape, then the other tuned shapes of the family and of the same class (shape_class:
+  // thin, shallow K, the rest) nearest first: an entry whose config does not parse or does not fit
+  // this problem is skipped (with its reason), not the end.
   const ShapeClass cls = shape_class(key.shape[0], key.shape[1], key.shape[2]);
-  const auto near = tuned.find_nearest(key, [&](const TuneEntry& e) {
+  const auto same_class = [&](const TuneEntry& e) {
     return e.key.shape.size() == 3 && shape_class(e.key.shape[0], e.key.shape[1], e.key.shape[2]) == cls;
-  });
-  if (usable(near, r.config)) {
-    r.source = "nearest";
-    r.why = fmt::format("{}no entry for {}; nearest tuned shape is {}", skipped, key.str(), near->key.str());
+  };
+  for (const TuneEntry& e : tuned.by_distance(key, same_class)) {
+    std::string why;
+    MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
+    if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
+      skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
+      continue;
+    }
+    r.config = cfg;
+    if (e.key == key) {
+      r.source = "exact";
+      r.why = fmt::format("{}tuned for this exact shape ({:.3f} TFLOP/s measured {})", skipped, e.rate, e.date);
+    } else {
+      r.source = "nearest";
+      r.why = fmt::format("{}no usable entry for {}; nearest tuned shape is {}", skipped, key.str(), e.key.str());
+    }
     return r;
   }
   r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
   r.source = "default";
-  r.why = fmt::format("{}no tuned entry for {} in {} or the shipped results; using the {} default", skipped,
+  r.why = fmt::format("{}no usable tuned entry for {} in {} or the shipped results; using the {} default", skipped,
                       key.family(), tuned.path(), backend_name());
   return r;
 }

@@ -101,6 +101,7 @@ struct MatmulTuneResult {
   std::vector<CandidateResult> candidates;  ///< every measured pair, in plan order
   std::vector<ShapeSummary> shapes;
   std::vector<std::size_t> missing;         ///< plan pairs without a result
+  std::vector<std::string> store_errors;    ///< why a finished shape could not be stored in the cache
 };
 
 /// A sweep as a list of (shape, candidate) pairs, the unit of work divided among MPI ranks: the
@@ -171,13 +172,15 @@ nlohmann::json candidate_json(const CandidateResult& c);
 CandidateResult candidate_from_json(const nlohmann::json& j);
 
 /// Runs the whole sweep in this process. After each shape its winner (winner_index) is stored in
-/// `cache` (if given), so an interrupted sweep keeps every finished shape.
+/// `cache` (if given), so an interrupted sweep keeps every finished shape. A cache that cannot be
+/// written does not stop the sweep: the reasons are in store_errors.
 MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, const TuneProgress& progress);
 
 /// The result of `--config auto`: which config, from where, and why.
 struct ResolvedConfig {
   MatmulConfig config;
   std::string source;  ///< "exact", "nearest" or "default"
+  std::vector<std::string> warnings;  ///< about the cache files (set aside, entries kept unused): always shown
   std::string why;
 };
 
