@@ -103,7 +103,7 @@ struct ThinMatmul {
   // host, tuning::kThinHostStageK.
   static constexpr int kStageK = kGpu ? tuning::thin_gpu_stage_k(RP) : tuning::kThinHostStageK;
   /// GPU: columns per thread (1 on host backends, whose team thread walks the whole block).
-  static constexpr int CPT = kGpu ? tuning::thin_gpu_columns_per_thread(RR) : 1;
+  static constexpr int CPT = kGpu ? tuning::thin_gpu_columns_per_thread(RR, int(sizeof(compute))) : 1;
   // Host dot form: SIMD lanes of partial sums (one 64-byte vector of the compute type).
   static constexpr int kLanes = 64 / int(sizeof(compute)) > 0 ? 64 / int(sizeof(compute)) : 1;
 

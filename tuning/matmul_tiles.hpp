@@ -159,7 +159,11 @@ constexpr int thin_gpu_stage_k(int pitch) {
 constexpr int kThinHostStageK = 256;
 /// GPU columns per thread for a row class: each staged value read from scratch serves that many
 /// columns (with 16 rows, one column per thread was bound by scratch reads, not by DRAM).
-constexpr int thin_gpu_columns_per_thread(int rows) { return rows >= 16 ? 4 : rows >= 4 ? 2 : 1; }
+/// Accumulators stay at most 64 four-byte registers (rows x columns x size): 8-byte types take half.
+constexpr int thin_gpu_columns_per_thread(int rows, int bytes) {
+  const int cpt = rows >= 16 ? 4 : rows >= 4 ? 2 : 1;
+  return bytes > 4 && cpt > 1 ? cpt / 2 : cpt;
+}
 
 /// True for execution spaces whose memory the host cannot read (GPUs).
 template <class ExecSpace>
