@@ -32,6 +32,7 @@ struct MatmulOpts {
   int64_t lda = 0, ldb = 0, ldc = 0;  // 0: tight
   double alpha = 1.0, beta = 0.0;
   std::string epilogue = "none";
+  std::string math = "ieee";  // f32 inputs: ieee or tf32 (the TF32 tensor-core opt-in)
   std::string config = "auto";
   int reps = 10, warmup = 2;
   bool check = false, json = false, verbose = false;  // verbose: say which config auto chose, and why
@@ -94,6 +95,10 @@ int run_typed(const MatmulOpts& o) {
   Epilogue ep;
   std::string why;
   if (!Epilogue::parse(o.epilogue, ep, why)) throw InvalidArgument(why);
+  const Math math = o.math == "tf32" ? Math::tf32 : Math::ieee;  // CLI11 allowed only ieee, tf32
+  if (math == Math::tf32 && TypeTraits<TIn>::dtype != DType::f32)
+    throw InvalidArgument(fmt::format("--math tf32 applies to --dtype f32 only (got --dtype {}); use --math ieee",
+                                      o.dtype));
 
   MatmulConfig cfg;
   std::string config_source;
@@ -101,9 +106,10 @@ int run_typed(const MatmulOpts& o) {
   auto resolve_auto = [&](const MatmulProblem<TIn, TOut>& prob) {
     const tuning::MatmulLayouts layouts{o.layout_a == "row" ? o.trans_a : !o.trans_a,
                                         o.layout_b == "row" ? o.trans_b : !o.trans_b, o.layout_c == "col"};
-    const auto key = tuning::matmul_key(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, layouts, ep, o.M, o.N, o.K);
-    const auto r = tuning::resolve_matmul_config(key, TypeTraits<TIn>::dtype,
-                                                 [&](const MatmulConfig& c) { return check_matmul(prob, c); });
+    const auto key =
+        tuning::matmul_key(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, layouts, ep, o.M, o.N, o.K, math);
+    const auto r = tuning::resolve_matmul_config(
+        key, TypeTraits<TIn>::dtype, [&](const MatmulConfig& c) { return check_matmul(prob, c); }, "", "", math);
     cfg = r.config;
     config_source = "auto: " + r.source;
     for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
@@ -112,7 +118,7 @@ int run_typed(const MatmulOpts& o) {
   if (o.config == "auto") {
     config_source = "auto";
   } else {
-    cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype);
+    cfg = tuning::default_matmul_config(info.backend, TypeTraits<TIn>::dtype, math);
     if (!MatmulConfig::parse(o.config, cfg, why)) throw InvalidArgument(why);
     config_source = "given";
   }
@@ -155,6 +161,7 @@ int run_typed(const MatmulOpts& o) {
   p.beta = static_cast<compute>(o.beta);
   p.bias = ep.bias ? bias.data() : nullptr;
   p.act = ep.act;
+  p.math = math;
   if (o.config == "auto") resolve_auto(p);
   why = check_matmul(p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
@@ -181,7 +188,7 @@ int run_typed(const MatmulOpts& o) {
     const RefMatrix ref = reference_kokkos_kernels(p, c_before);
     const StridedMatrix<const TOut> c_out{C.data(), sc.rows, sc.cols, sc.rs, sc.cs};
     err = relative_error(c_out, ref);
-    tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, o.K);
+    tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, o.K, math);
     pass = err <= tol;
   }
 
@@ -194,13 +201,15 @@ int run_typed(const MatmulOpts& o) {
                         {"backend", info.backend}, {"device", info.device}, {"config", cfg.name()},
                         {"config_source", config_source}, {"layout_a", o.layout_a}, {"layout_b", o.layout_b},
                         {"layout_c", o.layout_c}, {"trans_a", o.trans_a}, {"trans_b", o.trans_b},
-                        {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()}, {"reps", o.reps},
+                        {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()},
+                        {"math", math_name(math)}, {"reps", o.reps},
                         {"median_s", median}, {"times_s", times}, {"tflops", tflops}};
     if (o.check)
       j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass}};
     std::cout << j.dump(2) << "\n";
   } else {
-    fmt::print("tilekit matmul  M={} N={} K={}  {} -> {}\n", o.M, o.N, o.K, in_name, out_name);
+    fmt::print("tilekit matmul  M={} N={} K={}  {} -> {}{}\n", o.M, o.N, o.K, in_name, out_name,
+               math == Math::tf32 ? " (TF32 math)" : "");
     fmt::print("backend   {} ({} threads/lanes)  device: {}\n", info.backend, info.concurrency, info.device);
     fmt::print("config    {} ({})\n", cfg.name(), config_source);
     fmt::print("operands  A {}, B {}, C {}; alpha={} beta={} epilogue={}\n", op_desc(o.layout_a, o.trans_a, o.lda),
@@ -251,6 +260,11 @@ Runner add_matmul(CLI::App& app) {
   app.add_option("--alpha", o->alpha, "scale of op(A) op(B)")->check(finite_validator())->capture_default_str();
   app.add_option("--beta", o->beta, "scale of C (0: C is not read)")->check(finite_validator())->capture_default_str();
   app.add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())
+      ->capture_default_str();
+  app.add_option("--math", o->math,
+                 "f32 arithmetic: ieee, or tf32 (opt-in: TF32 tensor cores on CUDA sm_80+, inputs rounded to "
+                 "11-bit significands, f32 accumulation)")
+      ->check(CLI::IsMember({"ieee", "tf32"}))
       ->capture_default_str();
   app.add_option("--config", o->config,
                  "tile config name (e.g. bm64_bn64_bk128_tm8_tn16_g8_t1_v1; fields after tn are optional) "

@@ -35,6 +35,7 @@ namespace {
 struct TuneOpts {
   std::string sizes = "256:1024:256";
   std::string dtype = "f32", out_dtype;
+  std::string math = "ieee";  // f32 inputs: ieee or tf32
   std::string layout_a = "row", layout_b = "row", layout_c = "row";
   std::string epilogue = "none";
   std::string strategy = "exhaustive";
@@ -181,6 +182,10 @@ int run_tune_matmul(const TuneOpts& o) {
   if (!parse_dtype(out_name, req.out))
     throw InvalidArgument(fmt::format("unknown --out-dtype '{}' (allowed pairs: {})", out_name, supported_type_pairs()));
   with_type_pair(req.in, req.out, [](auto, auto) { return 0; });  // rejects unsupported pairs
+  req.math = o.math == "tf32" ? Math::tf32 : Math::ieee;  // CLI11 allowed only ieee, tf32
+  if (req.math == Math::tf32 && req.in != DType::f32)
+    throw InvalidArgument(fmt::format("--math tf32 applies to --dtype f32 only (got --dtype {}); use --math ieee",
+                                      o.dtype));
   std::string why;
   if (!Epilogue::parse(o.epilogue, req.epilogue, why)) throw InvalidArgument(why);
   // The kernel's own rule (check_matmul), said before a sweep in which no candidate could run.
@@ -202,7 +207,7 @@ int run_tune_matmul(const TuneOpts& o) {
                                       "each rank; with {} MPI ranks use --budget N (a count) instead",
                                       o.seconds, world_size()));
   for (const auto& name : o.also) {
-    MatmulConfig c = tuning::default_matmul_config(backend_name(), req.in);
+    MatmulConfig c = tuning::default_matmul_config(backend_name(), req.in, req.math);
     if (!MatmulConfig::parse(name, c, why)) throw InvalidArgument("--also: " + why);
     req.extra_candidates.push_back(c);
   }
@@ -494,6 +499,9 @@ Runner add_tune(CLI::App& app) {
       ->capture_default_str();
   mm->add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str();
   mm->add_option("--out-dtype", o->out_dtype, "output type (default: input type, i32 for i8)");
+  mm->add_option("--math", o->math, "f32 arithmetic: ieee, or tf32 (adds the TF32 tensor-core tiles; own cache key)")
+      ->check(CLI::IsMember({"ieee", "tf32"}))
+      ->capture_default_str();
   mm->add_option("--layout-a", o->layout_a, "storage of op(A): row or col")->check(layouts)->capture_default_str();
   mm->add_option("--layout-b", o->layout_b, "storage of op(B): row or col")->check(layouts)->capture_default_str();
   mm->add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();

@@ -12,8 +12,11 @@
 // On CUDA the vendor series (cuBLAS) come from bench/cublas_baseline.cu, a separate program built
 // on the GPU machine with that machine's CUDA toolkit, writing the same JSON.
 //
-// Types: f64, f32, and f16 with f32 accumulation (f16 in, f16 out); bf16 can be asked for
-// (tilekit series only). FLOPs counted: 2 M N K per run (the activation is not counted).
+// Types (--tk_dtypes): f64, f32, and f16 with f32 accumulation (f16 in, f16 out) by default; bf16
+// (bf16 in and out), i8 (i8 in, i32 out; no activation series: integer epilogues take relu only) and
+// tf32 (f32 data with Math::tf32, the TF32 tensor-core opt-in; no Kokkos Kernels or OpenBLAS series,
+// which compute IEEE f32) can be asked for. FLOPs (integer operations for i8) counted: 2 M N K per
+// run (the activation is not counted).
 #include "bench/bench_common.hpp"
 #include "kernels/fill.hpp"
 #include "kernels/matmul.hpp"
@@ -43,11 +46,21 @@ using ES = Kokkos::DefaultExecutionSpace;
 
 // ---- config sources of the tilekit series ------------------------------------------------------
 
-/// Where a tilekit series gets its config for a shape and type.
-using ConfigFn = MatmulConfig (*)(const Shape&, DType);
+/// Where a tilekit series gets its config for a shape, input type and math.
+using ConfigFn = MatmulConfig (*)(const Shape&, DType, Math);
 
-MatmulConfig default_config(const Shape& sh, DType t) {
-  return tuning::default_matmul_config(backend_name(), t, sh.M, sh.N, sh.K);
+MatmulConfig default_config(const Shape& sh, DType t, Math math) {
+  return tuning::default_matmul_config(backend_name(), t, sh.M, sh.N, sh.K, math);
+}
+
+/// The output type of a benchmarked input type: the input type, i32 for i8.
+template <class T>
+using out_type = std::conditional_t<std::is_same<T, int8_t>::value, int32_t, T>;
+
+/// The series' type name in benchmark names: the input type, or "tf32" for f32 with TF32 math.
+template <class T>
+std::string type_name(Math math) {
+  return math == Math::tf32 ? "tf32" : dtype_name(TypeTraits<T>::dtype);
 }
 
 struct ConfigSource {
@@ -57,10 +70,12 @@ struct ConfigSource {
 
 /// What `--config auto` picks for the shape (tuning cache: exact shape, nearest tuned shape, then
 /// the default), for column-major operands and no epilogue, as the benchmark runs them.
-MatmulConfig tuned_config(const Shape& sh, DType t) {
+MatmulConfig tuned_config(const Shape& sh, DType t, Math math) {
   const tuning::MatmulLayouts layouts{true, true, true};
-  const auto key = tuning::matmul_key(t, t, layouts, Epilogue{}, sh.M, sh.N, sh.K);
-  return tuning::resolve_matmul_config(key, t, [](const MatmulConfig&) { return std::string(); }).config;
+  const DType out = default_out_dtype(t);
+  const auto key = tuning::matmul_key(t, out, layouts, Epilogue{}, sh.M, sh.N, sh.K, math);
+  return tuning::resolve_matmul_config(key, t, [](const MatmulConfig&) { return std::string(); }, "", "", math)
+      .config;
 }
 
 /// One tilekit series per entry, each also run with the fused activation.
@@ -88,18 +103,20 @@ constexpr bool kk_has_type() {
 }
 
 template <class T>
-std::vector<Series> series_for() {
+std::vector<Series> series_for(Math math) {
   std::vector<Series> s;
+  const bool ieee_float = kk_has_type<T>() && math == Math::ieee;  // what Kokkos Kernels and OpenBLAS compute
   for (const auto& src : kConfigSources) {
     s.push_back({std::string("tilekit:") + src.label, Impl::tilekit, Activation::none, src.config});
-    s.push_back({std::string("tilekit:") + src.label + "+" + activation_name(kActivation), Impl::tilekit,
-                 kActivation, src.config});
+    if (!std::is_integral<T>::value)  // integer accumulators take relu only
+      s.push_back({std::string("tilekit:") + src.label + "+" + activation_name(kActivation), Impl::tilekit,
+                   kActivation, src.config});
   }
-  if (kk_has_type<T>()) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
+  if (ieee_float) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
   // Not a matmul: the time the shape's compulsory bytes take at the copy bandwidth (below).
   s.push_back({"copy", Impl::copy, Activation::none});
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
-  if (kk_has_type<T>()) {  // OpenBLAS: sgemm and dgemm (no f16 gemm)
+  if (ieee_float) {  // OpenBLAS: sgemm and dgemm (no f16 gemm)
     s.push_back({"openblas", Impl::openblas, Activation::none});
     s.push_back({std::string("openblas+") + activation_name(kActivation), Impl::openblas, kActivation});
   }
@@ -115,9 +132,11 @@ constexpr uint64_t kSeedA = 1, kSeedB = 2, kSeedC = 3;
 /// s * size). Rotating through the sets keeps small problems from running out of cache.
 template <class T>
 struct Operands {
+  using TOut = out_type<T>;
   int64_t M, N, K;
   int sets;
-  Kokkos::View<T*> a, b, c;
+  Kokkos::View<T*> a, b;
+  Kokkos::View<TOut*> c;
 
   Operands(const Shape& sh, int nsets)
       : M(sh.M), N(sh.N), K(sh.K), sets(nsets),
@@ -131,12 +150,12 @@ struct Operands {
   }
   T* A(int s) const { return a.data() + s * M * K; }
   T* B(int s) const { return b.data() + s * K * N; }
-  T* C(int s) const { return c.data() + s * M * N; }
+  TOut* C(int s) const { return c.data() + s * M * N; }
 };
 
 template <class T>
-MatmulProblem<T, T> problem(const Operands<T>& o, int s, Activation act) {
-  MatmulProblem<T, T> p;
+MatmulProblem<T, out_type<T>> problem(const Operands<T>& o, int s, Activation act, Math math) {
+  MatmulProblem<T, out_type<T>> p;
   p.M = o.M;
   p.N = o.N;
   p.K = o.K;
@@ -144,6 +163,7 @@ MatmulProblem<T, T> problem(const Operands<T>& o, int s, Activation act) {
   p.b = {o.B(s), o.K, o.N, 1, o.K};
   p.c = {o.C(s), o.M, o.N, 1, o.M};
   p.act = act;
+  p.math = math;
   return p;
 }
 
@@ -183,7 +203,7 @@ void openblas_run(const Operands<T>& o, int s, Activation act) {
 /// recomputing A and B from the generator, so even 9728x8192x65536 is checked in O(16 K).
 /// Returns the relative error over the samples (2-norm); sets `tol` to tilekit's bound for the type.
 template <class T>
-double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
+double spot_check(const Operands<T>& o, int s, Activation act, Math math, double& tol) {
   constexpr int P = 16;
   Kokkos::View<int64_t*> idx("bench::check_idx", P);
   Kokkos::View<double*> got("bench::check_got", P);
@@ -197,13 +217,13 @@ double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
     idx_h(p) = i + j * o.M;
   }
   Kokkos::deep_copy(idx, idx_h);
-  const T* c = o.C(s);
+  const out_type<T>* c = o.C(s);
   Kokkos::parallel_for(
       "tilekit::bench::gather", Kokkos::RangePolicy<ES>(0, P),
       KOKKOS_LAMBDA(int p) { got(p) = convert<double>(c[idx(p)]); });
   auto got_h = Kokkos::create_mirror_view(got);
   Kokkos::deep_copy(got_h, got);
-  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<T>::dtype, o.K);
+  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<out_type<T>>::dtype, o.K, math);
   double d2 = 0.0, r2 = 0.0;
   const uint64_t off_a = static_cast<uint64_t>(s) * o.M * o.K, off_b = static_cast<uint64_t>(s) * o.K * o.N;
   for (int p = 0; p < P; ++p) {
@@ -224,8 +244,9 @@ double spot_check(const Operands<T>& o, int s, Activation act, double& tol) {
 // ---- the benchmark -----------------------------------------------------------------------------
 
 template <class T>
-void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series) {
-  const std::string dt = dtype_name(TypeTraits<T>::dtype);
+void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series, Math math) {
+  using TOut = out_type<T>;
+  const std::string dt = type_name<T>(math);
   const std::string key = "matmul/" + dt + "/" + series.name;
   const double flops = 2.0 * double(shape.M) * double(shape.N) * double(shape.K);
   const int warmup = options().warmup;
@@ -235,7 +256,8 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     return;
   }
 
-  const double set_bytes = double(shape.M * shape.K + shape.K * shape.N + shape.M * shape.N) * sizeof(T);
+  const double set_bytes =
+      double(shape.M * shape.K + shape.K * shape.N) * sizeof(T) + double(shape.M * shape.N) * sizeof(TOut);
   if (series.impl == Impl::copy) {
     // The memory-bound floor of the shape: Kokkos::deep_copy moving the bytes a matmul must move
     // (A and B read once, C written once: set_bytes in all, half read and half written). Its rate is
@@ -267,8 +289,8 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   Samples samples;
   std::string label;
   if (series.impl == Impl::tilekit) {
-    const MatmulConfig cfg = series.config(shape, TypeTraits<T>::dtype);
-    const std::string why = check_matmul(problem(ops, 0, series.act), cfg);
+    const MatmulConfig cfg = series.config(shape, TypeTraits<T>::dtype, math);
+    const std::string why = check_matmul(problem(ops, 0, series.act, math), cfg);
     if (!why.empty()) {
       state.SkipWithError(("config rejected: " + why).c_str());
       return;
@@ -276,7 +298,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     label = cfg.name();
     samples = time_iterations(state, warmup, [&](int64_t i) {
       last = static_cast<int>(i % sets);
-      launch_matmul(problem(ops, last, series.act), cfg);
+      launch_matmul(problem(ops, last, series.act, math), cfg);
     });
   } else if (series.impl == Impl::kokkos_kernels) {
     label = "KokkosBlas::gemm (native, no TPL)";
@@ -306,7 +328,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   state.SetLabel(label);
 
   double tol = 0.0;
-  const double err = spot_check(ops, last, series.act, tol);
+  const double err = spot_check(ops, last, series.act, math, tol);
   state.counters["check_rel_error"] = err;
   if (!(err <= tol)) {
     const std::string msg = "wrong result: relative error " + std::to_string(err) + " over 16 sampled entries " +
@@ -317,12 +339,13 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
 }
 
 template <class T>
-void register_type(const Shape& shape) {
-  const std::string dt = dtype_name(TypeTraits<T>::dtype);
+void register_type(const Shape& shape, Math math = Math::ieee) {
+  const std::string dt = type_name<T>(math);
   const double flops = 2.0 * double(shape.M) * double(shape.N) * double(shape.K);
-  for (const Series& s : series_for<T>()) {
+  for (const Series& s : series_for<T>(math)) {
     const std::string name = "matmul/" + dt + "/" + s.name + "/" + shape.name();
-    benchmark::RegisterBenchmark(name.c_str(), [shape, s](benchmark::State& st) { bm_matmul<T>(st, shape, s); })
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [shape, s, math](benchmark::State& st) { bm_matmul<T>(st, shape, s, math); })
         ->UseManualTime()
         ->Iterations(reps_for(flops))
         ->Unit(benchmark::kMillisecond);
@@ -344,8 +367,8 @@ void register_matmul() {
   std::vector<std::string> dtypes = options().dtypes;
   if (dtypes.empty()) dtypes = {"f32", "f64", "f16"};
   for (const auto& dt : dtypes)
-    if (dt != "f32" && dt != "f64" && dt != "f16" && dt != "bf16")
-      throw std::invalid_argument("matmul: unknown dtype '" + dt + "' (allowed: f32, f64, f16, bf16)");
+    if (dt != "f32" && dt != "f64" && dt != "f16" && dt != "bf16" && dt != "i8" && dt != "tf32")
+      throw std::invalid_argument("matmul: unknown dtype '" + dt + "' (allowed: f32, f64, f16, bf16, i8, tf32)");
 
   // Shape-major order: a series' previous shape gives the rate the time budget judges it by.
   for (const Shape& s : shapes)
@@ -355,15 +378,19 @@ void register_matmul() {
       if (dt == "f64") register_type<double>(s);
       if (dt == "f16") register_type<f16>(s);
       if (dt == "bf16") register_type<bf16>(s);
+      if (dt == "i8") register_type<int8_t>(s);
+      if (dt == "tf32") register_type<float>(s, Math::tf32);
     }
 
   benchmark::AddCustomContext("matmul_shapes", text);
   std::string dl;
   for (const auto& dt : dtypes) dl += (dl.empty() ? "" : ",") + dt;
   benchmark::AddCustomContext("matmul_dtypes", dl);
-  for (DType t : {DType::f32, DType::f64, DType::f16})
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::i8})
     benchmark::AddCustomContext(std::string("matmul_config_default_") + dtype_name(t),
                                 tuning::default_matmul_config(backend_name(), t).name());
+  benchmark::AddCustomContext("matmul_config_default_tf32",
+                              tuning::default_matmul_config(backend_name(), DType::f32, Math::tf32).name());
   benchmark::AddCustomContext("matmul_operands",
                               "column-major A (MxK), B (KxN), C (MxN); alpha 1, beta 0; uniform random in "
                               "[-1, 1) from kernels/fill.hpp (seeds 1, 2); f16 accumulates in f32");

@@ -8,8 +8,10 @@
 // Google-Benchmark-style JSON (same names, counters and context keys), so scripts/report.py merges
 // both. Series per shape and type:
 //   cublas                 C = A B: cublasDgemm (f64), cublasSgemm (f32; default math mode, so no
-//                          TF32), cublasGemmEx f16 in/out with CUBLAS_COMPUTE_32F (f16)
-//   cublas+leaky_relu      the same followed by a separate leaky_relu kernel over C
+//                          TF32), cublasGemmEx f16 (bf16) in/out with CUBLAS_COMPUTE_32F (f16, bf16),
+//                          cublasGemmEx f32 with CUBLAS_COMPUTE_32F_FAST_TF32 (tf32: TF32 tensor cores),
+//                          cublasGemmEx i8 in, i32 out with CUBLAS_COMPUTE_32I (i8)
+//   cublas+leaky_relu      the same followed by a separate leaky_relu kernel over C (not for i8)
 // Operands are column-major A (MxK), B (KxN), C (MxN), alpha 1, beta 0, filled on the device with
 // tilekit's generator (kernels/fill.hpp: splitmix64, seeds 1 and 2), so the data are bit-identical to
 // tilekit's. Each iteration is timed on the host clock from a synchronized start to a synchronize
@@ -68,7 +70,7 @@ void check_cublas(cublasStatus_t s, const char* what, const char* file, int line
 
 struct Options {
   std::string shapes = "128:4096:128,8192,9728x8192x65536@f16";
-  std::vector<std::string> dtypes{"f32", "f64", "f16"};
+  std::vector<std::string> dtypes{"f32", "f64", "f16"};  // also: bf16, tf32, i8
   int warmup = 2, min_reps = 3, max_reps = 50;
   double rep_work = 20.0;  // GFLOP per benchmark the timed iterations aim at
   double deadline_s = 0.0;
@@ -81,7 +83,7 @@ struct Options {
 [[noreturn]] void usage_error(const std::string& msg, int status = 2) {
   std::fprintf(status ? stderr : stdout,
                "cublas_baseline: %s\n"
-               "usage: cublas_baseline [--shapes=LIST] [--dtypes=f32,f64,f16,bf16] [--warmup=N] [--min_reps=N]\n"
+               "usage: cublas_baseline [--shapes=LIST] [--dtypes=f32,f64,f16,bf16,tf32,i8] [--warmup=N] [--min_reps=N]\n"
                "         [--max_reps=N] [--rep_work=GFLOP] [--deadline_s=S] [--rotate_mib=X] [--out=FILE]\n"
                "         [--git_revision=REV] [--note=TEXT]\n"
                "  LIST: n, a:b:s (squares a..b step s) or MxNxK, comma-separated, each optionally @type[+type]\n",
@@ -142,10 +144,23 @@ inline double to_double(float v) { return v; }
 inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
 inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 
+inline double to_double(int8_t v) { return v; }
+inline double to_double(int32_t v) { return v; }
+// tilekit's i8 values (kernels/fill.hpp, random_value<int8_t>): uniform over all 256 values.
+__host__ __device__ inline int8_t random_i8(uint64_t seed, uint64_t idx) {
+  return static_cast<int8_t>(static_cast<int>(splitmix64(seed * 0x632be59bd9b4e019ull + idx) >> 56) - 128);
+}
+template <class T>
+__host__ __device__ inline T random_element(uint64_t seed, uint64_t idx) {
+  if constexpr (std::is_same<T, int8_t>::value) return random_i8(seed, idx);
+  else if constexpr (std::is_same<T, int32_t>::value) return 0;  // C: beta = 0, never read
+  else return from_double<T>(random_unit(seed, idx));
+}
+
 template <class T>
 __global__ void fill_kernel(T* p, uint64_t n, uint64_t seed) {
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
-    p[i] = from_double<T>(random_unit(seed, i));
+    p[i] = random_element<T>(seed, i);
 }
 
 // The separate activation pass after the vendor gemm: leaky_relu (slope 0.01) in the accumulation type.
@@ -184,6 +199,13 @@ template <> struct TypeInfo<__nv_bfloat16> {
   static constexpr const char* name = "bf16";
   static constexpr double u_out = 3.90625e-03, u_acc = 5.9604644775390625e-08;  // f32 accumulation
 };
+template <> struct TypeInfo<int8_t> {
+  static constexpr const char* name = "i8";
+  static constexpr double u_out = 0.0, u_acc = 0.0;  // exact
+};
+/// The output type of an input type: i32 for i8, else the input type.
+template <class T>
+using out_t = std::conditional_t<std::is_same<T, int8_t>::value, int32_t, T>;
 
 // ---- results in Google Benchmark's JSON shape --------------------------------------------------------
 
@@ -300,13 +322,21 @@ struct Bench {
   }
 
   template <class T>
-  void gemm(const T* A, const T* B, T* C, int m, int n, int k) {
-    if constexpr (std::is_same<T, double>::value) {
-      const double one = 1.0, zero = 0.0;
-      CB(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
+  void gemm(const T* A, const T* B, out_t<T>* C, int m, int n, int k, bool tf32) {
+    if constexpr (std::is_same<T, int8_t>::value) {
+      const int32_t one = 1, zero = 0;  // i32 scalars with CUBLAS_COMPUTE_32I
+      CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_8I, m, B, CUDA_R_8I, k, &zero, C,
+                      CUDA_R_32I, m, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
     } else if constexpr (std::is_same<T, float>::value) {
       const float one = 1.0f, zero = 0.0f;
-      CB(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
+      if (tf32)
+        CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k, &zero, C,
+                        CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+      else
+        CB(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
+    } else if constexpr (std::is_same<T, double>::value) {
+      const double one = 1.0, zero = 0.0;
+      CB(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
     } else {
       const float one = 1.0f, zero = 0.0f;  // f32 scalars with CUBLAS_COMPUTE_32F
       const cudaDataType_t t = std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
@@ -315,14 +345,18 @@ struct Bench {
     }
   }
 
-  static const char* gemm_label(double) { return "cublasDgemm"; }
-  static const char* gemm_label(float) { return "cublasSgemm (CUBLAS_DEFAULT_MATH: no TF32)"; }
-  static const char* gemm_label(__half) { return "cublasGemmEx f16 in/out, CUBLAS_COMPUTE_32F"; }
-  static const char* gemm_label(__nv_bfloat16) { return "cublasGemmEx bf16 in/out, CUBLAS_COMPUTE_32F"; }
+  static const char* gemm_label(double, bool) { return "cublasDgemm"; }
+  static const char* gemm_label(float, bool tf32) {
+    return tf32 ? "cublasGemmEx f32 in/out, CUBLAS_COMPUTE_32F_FAST_TF32" : "cublasSgemm (CUBLAS_DEFAULT_MATH: no TF32)";
+  }
+  static const char* gemm_label(int8_t, bool) { return "cublasGemmEx i8 in, i32 out, CUBLAS_COMPUTE_32I"; }
+  static const char* gemm_label(__half, bool) { return "cublasGemmEx f16 in/out, CUBLAS_COMPUTE_32F"; }
+  static const char* gemm_label(__nv_bfloat16, bool) { return "cublasGemmEx bf16 in/out, CUBLAS_COMPUTE_32F"; }
 
   template <class T>
-  void run_one(const Shape& sh, bool act) {
-    const std::string dt = TypeInfo<T>::name;
+  void run_one(const Shape& sh, bool act, bool tf32 = false) {
+    using TOut = out_t<T>;
+    const std::string dt = tf32 ? "tf32" : TypeInfo<T>::name;
     const std::string series = act ? "cublas+leaky_relu" : "cublas";
     const std::string key = "matmul/" + dt + "/" + series;
     Result r;
@@ -331,20 +365,21 @@ struct Bench {
     const int reps = reps_for(flops);
     r.iterations = reps;
     r.error = over_budget(key, flops, opt.warmup + reps);
-    T *a = nullptr, *b = nullptr, *c = nullptr;
+    T *a = nullptr, *b = nullptr;
+    TOut* c = nullptr;
     cudaEvent_t e0 = nullptr, e1 = nullptr;
     try {
       if (!r.error.empty()) throw Failure(r.error);
       const uint64_t mk = sh.M * sh.K, kn = sh.K * sh.N, mn = sh.M * sh.N;
-      const int sets = rotation_count(double(mk + kn + mn) * sizeof(T));
+      const int sets = rotation_count(double(mk + kn) * sizeof(T) + double(mn) * sizeof(TOut));
       CK(cudaMalloc(&a, sets * mk * sizeof(T)));
       CK(cudaMalloc(&b, sets * kn * sizeof(T)));
-      CK(cudaMalloc(&c, sets * mn * sizeof(T)));
+      CK(cudaMalloc(&c, sets * mn * sizeof(TOut)));
       fill_kernel<T><<<1024, 256>>>(a, sets * mk, 1);
       CK_LAUNCH();
       fill_kernel<T><<<1024, 256>>>(b, sets * kn, 2);
       CK_LAUNCH();
-      fill_kernel<T><<<1024, 256>>>(c, sets * mn, 3);  // beta = 0: never read
+      fill_kernel<TOut><<<1024, 256>>>(c, sets * mn, 3);  // beta = 0: never read
       CK_LAUNCH();
       CK(cudaDeviceSynchronize());
       CK(cudaEventCreate(&e0));
@@ -353,10 +388,12 @@ struct Bench {
       int last = 0;
       auto run = [&](int64_t i) {
         last = static_cast<int>(i % sets);
-        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k);
-        if (act) {
-          leaky_relu_kernel<T><<<std::min<uint64_t>((mn + 255) / 256, 8192), 256>>>(c + last * mn, mn);
-          CK_LAUNCH();
+        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k, tf32);
+        if constexpr (!std::is_same<T, int8_t>::value) {
+          if (act) {
+            leaky_relu_kernel<T><<<std::min<uint64_t>((mn + 255) / 256, 8192), 256>>>(c + last * mn, mn);
+            CK_LAUNCH();
+          }
         }
       };
       int64_t i = 0;
@@ -390,7 +427,7 @@ struct Bench {
                     {"max_ms", *std::max_element(host.begin(), host.end()) * 1e3},
                     {"buffers", double(sets)},
                     {"warmup", double(opt.warmup)}};
-      r.label = std::string(gemm_label(T())) + (act ? " + leaky_relu kernel" : "");
+      r.label = std::string(gemm_label(T(), tf32)) + (act ? " + leaky_relu kernel" : "");
 
       // Check 16 entries of the last C against sums in double of the generator's values.
       const int P = 16;
@@ -401,13 +438,13 @@ struct Bench {
         int64_t ii = static_cast<int64_t>(rr % uint64_t(sh.M)), jj = static_cast<int64_t>((rr >> 32) % uint64_t(sh.N));
         if (p == 0) ii = jj = 0;
         if (p == 1) ii = sh.M - 1, jj = sh.N - 1;
-        T got;
-        CK(cudaMemcpy(&got, c + last * mn + ii + jj * sh.M, sizeof(T), cudaMemcpyDeviceToHost));
+        TOut got;
+        CK(cudaMemcpy(&got, c + last * mn + ii + jj * sh.M, sizeof(TOut), cudaMemcpyDeviceToHost));
         double ref = 0.0;
         const uint64_t oa = uint64_t(last) * mk, ob = uint64_t(last) * kn;
         for (int64_t kk = 0; kk < sh.K; ++kk)
-          ref += to_double(from_double<T>(random_unit(1, oa + ii + kk * sh.M))) *
-                 to_double(from_double<T>(random_unit(2, ob + kk + jj * sh.K)));
+          ref += to_double(random_element<T>(1, oa + ii + kk * sh.M)) *
+                 to_double(random_element<T>(2, ob + kk + jj * sh.K));
         if (act) ref = ref > 0.0 ? ref : 0.01 * ref;
         const double v = to_double(got);
         if (!std::isfinite(v)) finite = false;
@@ -415,7 +452,9 @@ struct Bench {
         r2 += ref * ref;
       }
       const double err = finite && r2 > 0.0 ? std::sqrt(d2 / r2) : INFINITY;
-      const double tol = 8.0 * TypeInfo<T>::u_out + 2.0 * double(sh.K) * TypeInfo<T>::u_acc;
+      // TF32 rounds the inputs to 11-bit significands (tilekit's matmul_tolerance does the same).
+      const double tol = 8.0 * TypeInfo<T>::u_out + (tf32 ? 8.0 * 4.8828125e-04 : 0.0) +
+                         2.0 * double(sh.K) * TypeInfo<T>::u_acc;
       r.counters.push_back({"check_rel_error", err});
       if (!(err <= tol))
         r.error = "wrong result: relative error " + json_num(err) + " over 16 sampled entries exceeds " + json_num(tol);
@@ -481,8 +520,8 @@ int main(int argc, char** argv) {
   }
   if (o.min_reps > o.max_reps) usage_error("--min_reps is larger than --max_reps");
   for (const auto& t : o.dtypes)
-    if (t != "f32" && t != "f64" && t != "f16" && t != "bf16")
-      usage_error("unknown dtype '" + t + "' (allowed: f32, f64, f16, bf16)");
+    if (t != "f32" && t != "f64" && t != "f16" && t != "bf16" && t != "tf32" && t != "i8")
+      usage_error("unknown dtype '" + t + "' (allowed: f32, f64, f16, bf16, tf32, i8)");
   const std::vector<Shape> shapes = shapes_or_exit(o.shapes);
 
   try {
@@ -550,6 +589,8 @@ int main(int argc, char** argv) {
         if (t == "f32") bench.run_one<float>(sh, act);
         if (t == "f16") bench.run_one<__half>(sh, act);
         if (t == "bf16") bench.run_one<__nv_bfloat16>(sh, act);
+        if (t == "tf32") bench.run_one<float>(sh, act, true);
+        if (t == "i8" && !act) bench.run_one<int8_t>(sh, act);
       }
     }
   cublasDestroy(bench.handle);

@@ -36,17 +36,15 @@
 
 namespace tilekit {
 
-/// Arithmetic of f32 matmuls. tf32 is accepted and documented as an opt-in, but runs IEEE f32:
-/// tilekit has no TF32 path yet. Other input types ignore it.
-enum class Math { ieee, tf32 };
-
 /// What gemm() does beyond C = alpha op(A) op(B) + beta C. `Scalar` is the accumulation type:
 /// double for f64 inputs, float for f32, f16 and bf16, int32_t for i8.
 template <class Scalar>
 struct GemmOptions {
   Kokkos::View<const Scalar*> bias;          ///< one value per column of C, added first; empty: none
   Activation activation = Activation::none;  ///< then relu, leaky_relu, silu or gelu (epilogue.hpp)
-  Math math = Math::ieee;                    ///< see Math
+  /// f32 inputs: Math::tf32 opts in to TF32 tensor-core math (CUDA sm_80+; kernels/types.hpp, Math);
+  /// other input types must leave it at Math::ieee
+  Math math = Math::ieee;
   std::optional<MatmulConfig> config;        ///< a config to run instead of the automatic one
 };
 
@@ -54,7 +52,7 @@ namespace detail {
 /// The automatic config (see above) for a problem; `valid` says why a config cannot run it, or "".
 /// Compiled in the library (tuning/auto_config.cpp); remembered per problem key.
 MatmulConfig auto_matmul_config(DType in, DType out, bool a_col, bool b_col, bool c_col, const Epilogue& ep,
-                                int64_t M, int64_t N, int64_t K,
+                                int64_t M, int64_t N, int64_t K, Math math,
                                 const std::function<std::string(const MatmulConfig&)>& valid,
                                 const char* shipped_dir);
 /// The automatic elementwise config for a shipped op of this name (the backend default otherwise);
@@ -84,14 +82,15 @@ void gemm(const Kokkos::DefaultExecutionSpace& space, const char* transA, const 
                 "tilekit::gemm: A, B and C must be in memory the default execution space can access");
   using TIn = typename AV::non_const_value_type;
   using TOut = typename CV::non_const_value_type;
-  const auto p = matmul_problem(detail::parse_trans(transA, "transA"), detail::parse_trans(transB, "transB"),
-                                alpha, A, B, beta, C, opt.activation, opt.bias);
+  auto p = matmul_problem(detail::parse_trans(transA, "transA"), detail::parse_trans(transB, "transB"), alpha, A,
+                          B, beta, C, opt.activation, opt.bias);
+  p.math = opt.math;
   const MatmulConfig cfg =
       opt.config ? *opt.config
                  : detail::auto_matmul_config(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype,
                                               detail::column_major(p.a), detail::column_major(p.b),
                                               detail::column_major(p.c), Epilogue{p.bias != nullptr, p.act},
-                                              p.M, p.N, p.K,
+                                              p.M, p.N, p.K, p.math,
                                               [&](const MatmulConfig& c) { return check_matmul(p, c); },
                                               TILEKIT_SHIPPED_TUNING_DIR);
   run_matmul(p, cfg, space);

@@ -40,6 +40,22 @@ std::size_t device_shared_memory_per_block() {
   return static_cast<std::size_t>(bytes);
 }
 
+int cuda_compute_capability() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static const int cc = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+      return 0;
+    return major * 10 + minor;
+  }();
+  return cc;
+#else
+  return 0;
+#endif
+}
+
 namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
 // 1 when the device ran this kernel's sm_90a code (wgmma available), 0 for any other machine code.

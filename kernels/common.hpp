@@ -25,6 +25,10 @@ std::size_t team_scratch_limit(int level);
 /// 0 on host backends.
 std::size_t device_shared_memory_per_block();
 
+/// major * 10 + minor of the current CUDA device (90 for an H100); 0 on other backends or without a
+/// device. The sm_80+ tensor-core tiles need 80 or more.
+int cuda_compute_capability();
+
 /// True when Hopper warpgroup-MMA tiles can run: a CUDA build whose kernels carry sm_90a code, on a
 /// GPU that runs it (compute capability 9.0). Probed once with a one-thread kernel.
 bool warpgroup_mma_available();

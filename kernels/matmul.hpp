@@ -42,6 +42,9 @@ struct MatmulProblem {
   compute beta = compute(0);
   const compute* bias = nullptr;  ///< N values (one per column of C) or null
   Activation act = Activation::none;
+  /// f32 inputs only: Math::tf32 lets TF32 tensor-core tiles run the product (types.hpp, Math);
+  /// every other tile computes in IEEE f32 either way.
+  Math math = Math::ieee;
 };
 
 /// The (input, output) type pairs tilekit instantiates, e.g. "f32->f32, f16->f16, f16->f32, ...".

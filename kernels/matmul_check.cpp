@@ -26,7 +26,7 @@ std::string kokkos_kernels_version() {
 #endif
 }
 
-double matmul_tolerance(DType in, DType out, int64_t K) {
+double matmul_tolerance(DType in, DType out, int64_t K, Math math) {
   auto u = [](DType t) {
     switch (t) {
       case DType::f64: return TypeTraits<double>::unit_roundoff;
@@ -38,7 +38,10 @@ double matmul_tolerance(DType in, DType out, int64_t K) {
   };
   if (in == DType::i8) return 0.0;
   const double u_acc = in == DType::f64 ? u(DType::f64) : u(DType::f32);  // f32 accumulation
-  return 8.0 * u(out) + 2.0 * static_cast<double>(std::max<int64_t>(K, 1)) * u_acc;
+  // TF32 math rounds each input to an 11-bit significand (unit roundoff 2^-11, as f16's) before
+  // multiplying: a relative error of about 2 u_tf32 per product, which does not grow with K.
+  const double u_inputs = in == DType::f32 && math == Math::tf32 ? 8.0 * TypeTraits<f16>::unit_roundoff : 0.0;
+  return 8.0 * u(out) + u_inputs + 2.0 * static_cast<double>(std::max<int64_t>(K, 1)) * u_acc;
 }
 
 }  // namespace tilekit

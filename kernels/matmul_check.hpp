@@ -28,7 +28,7 @@ std::string kokkos_kernels_version();
 
 /// Tolerance for ||C - C_ref||_F / ||C_ref||_F: the output rounding plus a K-scaled accumulation
 /// bound, 8 u_out + 2 K u_acc (u = unit roundoff). Integer results must be exact (0).
-double matmul_tolerance(DType in, DType out, int64_t K);
+double matmul_tolerance(DType in, DType out, int64_t K, Math math = Math::ieee);
 
 /// An owned contiguous device copy of a strided matrix (e.g. C before a run, for beta != 0).
 template <class T>

@@ -20,6 +20,7 @@
 
 #include "kernels/matmul.hpp"
 #include "kernels/matmul_mma_sm80.hpp"
+#include "kernels/matmul_mma_sm80_f64_tf32_i8.hpp"
 #include "kernels/matmul_wgmma_sm90.hpp"
 #include "kernels/matmul_team.hpp"
 #include "kernels/matmul_thin.hpp"
@@ -425,15 +426,21 @@ struct BlockedMatmul {
   }
 };
 
-/// The kernel of a menu entry, chosen here and nowhere else: warpgroup-MMA tiles run the sm_90a
-/// kernel (matmul_wgmma_sm90.hpp), other tensor-core tiles the sm_80+ mma.sync kernel
-/// (matmul_mma_sm80.hpp), both in the CUDA menu only; every other tile the portable SIMT kernel above.
-/// (Thin configs are not tiles: launch_matmul sends them to the thin kernel, matmul_thin.hpp.)
+/// The kernel of a menu entry, chosen here and nowhere else (Tile::kernel): warpgroup-MMA tiles run
+/// the sm_90a kernel (matmul_wgmma_sm90.hpp); f16/bf16 tensor-core tiles the sm_80+ mma.sync kernel
+/// with ldmatrix (matmul_mma_sm80.hpp); f64, TF32 and i8 tensor-core tiles the sm_80+ mma.sync
+/// kernel with padded-scratch fragment loads (matmul_mma_sm80_f64_tf32_i8.hpp), all in the CUDA
+/// menu only; every other tile the portable SIMT kernel above. dispatch_tile instantiates a tile
+/// only for the input types it runs (Tile::runs). (Thin configs are not tiles: launch_matmul sends
+/// them to the thin kernel, matmul_thin.hpp.)
 template <class ExecSpace, class Tile, class TIn, class TOut>
-using MatmulFunctor =
-    std::conditional_t<Tile::wgmma, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
-                       std::conditional_t<Tile::mma, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
-                                          BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>;
+using MatmulFunctor = std::conditional_t<
+    Tile::kernel == tuning::TileKernel::wgmma_sm90, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
+    std::conditional_t<
+        Tile::kernel == tuning::TileKernel::mma_sm80, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
+        std::conditional_t<Tile::kernel == tuning::TileKernel::mma_sm80_f64_tf32_i8,
+                           Sm80MmaF64Tf32I8Matmul<ExecSpace, Tile, TIn, TOut>,
+                           BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>;
 
 template <class TIn, class TOut, class F>
 F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
@@ -522,19 +529,29 @@ void launch_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, con
   });
 }
 
-/// Calls f(Tile{}) for the menu entry matching cfg's tile; returns false when none matches.
-template <class F, class... Tiles>
+/// Calls f(Tile{}) for the menu entry matching cfg's tile that runs TIn inputs (tiles of different
+/// input types may share a name); returns false when none matches. Tiles that do not run TIn are
+/// not instantiated for it.
+template <class TIn, class F, class... Tiles>
 bool dispatch_tile(tuning::TileList<Tiles...>, const MatmulConfig& cfg, F&& f) {
   bool found = false;
   auto try_one = [&](auto tile) {
     using T = decltype(tile);
-    if (!found && cfg.same_tile(T::config())) {
-      found = true;
-      f(tile);
+    if constexpr (T::runs(TypeTraits<TIn>::dtype)) {
+      if (!found && cfg.same_tile(T::config())) {
+        found = true;
+        f(tile);
+      }
     }
   };
   (try_one(Tiles{}), ...);
   return found;
+}
+
+/// True when some tile of the menu (of any input type) has cfg's tile part.
+template <class... Tiles>
+bool tile_in_menu(tuning::TileList<Tiles...>, const MatmulConfig& cfg) {
+  return (cfg.same_tile(Tiles::config()) || ...);
 }
 
 template <class TIn, class TOut, class Tile>
@@ -560,7 +577,7 @@ std::size_t matmul_scratch_bytes(const MatmulConfig& cfg) {
     using F = detail::ThinMatmul<ES, tuning::kThinMaxRows, TIn, TOut>;
     return F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups);
   }
-  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+  detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     bytes = detail::MatmulFunctor<ES, decltype(tile), TIn, TOut>::scratch_bytes();
   });
   return bytes;
@@ -604,19 +621,25 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed: none, relu",
                        activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
 
+  // --- math
+  constexpr DType in_type = TypeTraits<TIn>::dtype;
+  if (p.math == Math::tf32 && in_type != DType::f32)
+    return fmt::format("math tf32 applies to f32 inputs only (got {} inputs); use math ieee",
+                       dtype_name(in_type));
+
   // --- config
   if (cfg.thin) return detail::check_thin(p, cfg);
   const std::string allowed_tiles = tuning::menu_names();
   bool in_menu = false;
-  bool mma_ok = true;
+  bool needs_tf32 = false;
   int micro_tiles = 0;
   std::size_t scratch = 0;
   int team_max = 0;
-  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+  detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     in_menu = true;
+    needs_tf32 = Tile::tf32;
     micro_tiles = Tile::micro_tiles;
-    if constexpr (Tile::mma) mma_ok = detail::mma_input_supported<TIn>();
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     scratch = F::scratch_bytes();
     if (cfg.vector_length >= 1) {
@@ -626,14 +649,18 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
       team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
     }
   });
-  if (!in_menu)
+  if (!in_menu && !detail::tile_in_menu(tuning::MatmulTiles<ES>{}, cfg))
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
                        cfg.tile_name(), backend, allowed_tiles);
-  if (!mma_ok)
-    return fmt::format("config '{}': tile {} uses tensor cores, which tilekit runs for f16 and bf16 inputs "
-                       "only (got {}); use a SIMT tile (allowed for {}: {})",
-                       cfg.name(), cfg.tile_name(), dtype_name(TypeTraits<TIn>::dtype),
-                       dtype_name(TypeTraits<TIn>::dtype), tuning::menu_names(TypeTraits<TIn>::dtype));
+  if (!in_menu)
+    return fmt::format("config '{}': tile {} uses tensor cores for other input types than {}; allowed for {} "
+                       "inputs with math {}: {}",
+                       cfg.name(), cfg.tile_name(), dtype_name(in_type), dtype_name(in_type), math_name(p.math),
+                       tuning::menu_names(in_type, p.math));
+  if (needs_tf32 && p.math != Math::tf32)
+    return fmt::format("config '{}': tile {} runs f32 inputs on TF32 tensor cores (11-bit significands), an "
+                       "opt-in: pass math tf32 (app: --math tf32) to allow it; allowed with IEEE f32: {}",
+                       cfg.name(), cfg.tile_name(), tuning::menu_names(in_type, Math::ieee));
   if (cfg.wgmma && !warpgroup_mma_available())
     return fmt::format("config '{}': tile {} uses Hopper warpgroup-MMA instructions, which need a compute "
                        "capability 9.0 GPU and a build with sm_90a code (the cuda preset; not cuda11); "
@@ -696,7 +723,7 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
     detail::launch_thin(p, cfg, space);
     return;
   }
-  detail::dispatch_tile(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
+  detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);

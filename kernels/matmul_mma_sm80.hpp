@@ -42,21 +42,7 @@ namespace detail {
 
 /// major * 10 + minor of the CUDA device in use; 0 on other backends (where no tensor-core tile is in
 /// the menu).
-inline int device_compute_capability() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  static const int cc = [] {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-      return 0;
-    return major * 10 + minor;
-  }();
-  return cc;
-#else
-  return 0;
-#endif
-}
+inline int device_compute_capability() { return cuda_compute_capability(); }
 
 /// Tensor-core tiles run f16 and bf16 inputs (accumulating in f32); check_matmul rejects others.
 template <class TIn>
@@ -90,25 +76,33 @@ __device__ inline void cp_async_wait() {
 }
 #endif
 
-KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const f16& v) { return v.bits; }
-KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const bf16& v) { return v.bits; }
-template <class T>
-KOKKOS_INLINE_FUNCTION uint16_t storage_bits(const T&) { return 0; }  // other types never reach a tensor-core tile
+/// The value an element is staged as: 16-bit floats as their bits (uint16_t scratch), other types as
+/// themselves (scratch of the element type).
+template <class S, class T>
+KOKKOS_INLINE_FUNCTION S staged_value(const T& v) {
+  if constexpr (std::is_same<S, T>::value) return v;
+  else if constexpr (std::is_same<T, f16>::value || std::is_same<T, bf16>::value) return v.bits;
+  else return S(0);  // no tile stages T as S
+}
 
 /// Stages one R x C tile (R rows of C elements, the columns along the operand's contiguous
-/// dimension) into scratch at dst[offset(r, c)]. Element (r, c) is src[r * row_stride + c *
-/// col_stride]; rows_left and cols_left bound the valid part, the rest is zero. `chunked` (unit
-/// column stride, 16-byte aligned rows, cols_left a multiple of 8 or >= C): whole 16-byte cp.async
-/// copies, those past the matrix zero-filled, completed by the caller's cp_async_wait; otherwise
-/// element by element with ordinary stores. THREADS threads of the team share the work.
-template <int R, int C, int THREADS, class TIn, class Offset>
-KOKKOS_INLINE_FUNCTION void stage_tile(uint16_t* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
+/// dimension, unless `offset` transposes) into scratch at dst[offset(r, c)]. Element (r, c) is
+/// src[r * row_stride + c * col_stride]; rows_left and cols_left bound the valid part, the rest is
+/// zero. `chunked` (unit column stride, 16-byte aligned rows, cols_left a multiple of a 16-byte
+/// chunk or >= C, an offset that keeps each chunk contiguous): whole 16-byte cp.async copies, those
+/// past the matrix zero-filled, completed by the caller's cp_async_wait; otherwise element by
+/// element with ordinary stores. THREADS threads of the team share the work.
+template <int R, int C, int THREADS, class S, class TIn, class Offset>
+KOKKOS_INLINE_FUNCTION void stage_tile(S* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
                                        int64_t rows_left, int64_t cols_left, bool chunked, int tid, Offset offset) {
+  static_assert(sizeof(S) == sizeof(TIn), "scratch holds the elements' own bytes");
 #if defined(TILEKIT_SM80_DEVICE)
   if (chunked) {
-    constexpr int kChunksPerRow = C / 8;
+    constexpr int kChunkElems = 16 / int(sizeof(S));
+    constexpr int kChunksPerRow = C / kChunkElems;
+    static_assert(C % kChunkElems == 0, "rows of whole 16-byte chunks");
     for (int q = tid; q < R * kChunksPerRow; q += THREADS) {
-      const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * 8;
+      const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * kChunkElems;
       const bool valid = r < rows_left && c < cols_left;
       const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
       cp_async16(dst + offset(r, c), from, valid ? 16 : 0);
@@ -120,7 +114,7 @@ KOKKOS_INLINE_FUNCTION void stage_tile(uint16_t* dst, const TIn* src, int64_t ro
 #endif
   for (int e = tid; e < R * C; e += THREADS) {  // consecutive threads along the contiguous columns
     const int r = e / C, c = e % C;
-    dst[offset(r, c)] = (r < rows_left && c < cols_left) ? storage_bits(src[r * row_stride + c * col_stride]) : uint16_t(0);
+    dst[offset(r, c)] = (r < rows_left && c < cols_left) ? staged_value<S>(src[r * row_stride + c * col_stride]) : S(0);
   }
 }
 

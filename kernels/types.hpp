@@ -144,6 +144,12 @@ static_assert(std::is_trivially_copyable<f16>::value && std::is_trivially_copyab
 /// Element types tilekit knows by name.
 enum class DType { f64, f32, f16, bf16, i8, i32 };
 
+/// Arithmetic of f32 matmuls: IEEE f32 (the default, as cuBLAS's), or TF32 tensor-core math (an
+/// opt-in: inputs rounded to 10-bit mantissas, f32 accumulation; CUDA sm_80+, else IEEE tiles run).
+/// Only f32 inputs take tf32.
+enum class Math { ieee, tf32 };
+inline const char* math_name(Math m) { return m == Math::tf32 ? "tf32" : "ieee"; }
+
 inline const char* dtype_name(DType t) {
   switch (t) {
     case DType::f64: return "f64";

@@ -58,6 +58,10 @@ expect 2 "not in the"             -- matmul 4 4 4 --config bm48_bn48_bk8_tm4_tn4
 expect 2 "team_size"              -- matmul 4 4 4 --config ${tile}_t2000
 expect 2 "vector_length"          -- matmul 4 4 4 --config ${tile}_v3
 expect 2 "gelu"                   -- matmul 4 4 4 --dtype i8 --epilogue gelu
+expect 2 "--math"                 -- matmul 4 4 4 --math fp19
+expect 2 "applies to --dtype f32 only (got --dtype f64)" -- matmul 4 4 4 --dtype f64 --math tf32
+expect 2 "applies to --dtype f32 only (got --dtype i8)" -- tune matmul --sizes 16 --dtype i8 --math tf32
+expect 0 '"pass": true'           -- matmul 33 17 45 --math tf32 --layout-a col --beta 1 --check --json --reps 1
 expect 2 "integers"               -- matmul 4 4 4 --dtype i8 --alpha 0.5
 expect 2 "diagonal"               -- matmul 4 4 4 --layout-a diagonal
 expect 2 "lda"                    -- matmul 4 4 4 --lda 2

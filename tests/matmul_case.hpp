@@ -24,16 +24,17 @@ struct Case {
   int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per leading dimension
   double alpha = 1.0, beta = 0.0;
   Epilogue ep;
+  Math math = Math::ieee;           // f32 inputs: tf32 lets TF32 tiles run (and loosens the tolerance)
   std::optional<MatmulConfig> cfg;  // default config of the backend when empty
   bool nan_in_c = false;            // C starts as NaN (only meaningful with beta == 0)
   bool kokkos_kernels = false;      // oracle: KokkosBlas::gemm instead of the naive reference
   uint64_t seed = 7;
 
   std::string describe() const {
-    return fmt::format("{}x{}x{} A:{}{}+{} B:{}{}+{} C:{}+{} alpha={} beta={} ep={} cfg={}", M, N, K,
+    return fmt::format("{}x{}x{} A:{}{}+{} B:{}{}+{} C:{}+{} alpha={} beta={} ep={} math={} cfg={}", M, N, K,
                        a_col ? "col" : "row", trans_a ? "T" : "", pad_a, b_col ? "col" : "row",
                        trans_b ? "T" : "", pad_b, c_col ? "col" : "row", pad_c, alpha, beta, ep.name(),
-                       cfg ? cfg->name() : "default");
+                       math_name(math), cfg ? cfg->name() : "default");
   }
 };
 
@@ -55,7 +56,8 @@ inline Layout2D layout2d(int64_t rows, int64_t cols, bool col_major, int64_t pad
   return l;
 }
 
-/// The backend's default config for TIn inputs (on CUDA, f16/bf16 take the tensor-core tile).
+/// The backend's default config for TIn inputs (on CUDA sm_80+, f16, bf16, f64 and i8 take their
+/// tensor-core tiles).
 template <class TIn = float>
 MatmulConfig default_config() {
   return tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype);
@@ -91,14 +93,15 @@ Outcome run_case(const Case& c) {
   p.beta = static_cast<compute>(c.beta);
   p.bias = c.ep.bias ? bias.data() : nullptr;
   p.act = c.ep.act;
+  p.math = c.math;
 
-  run_matmul(p, c.cfg ? *c.cfg : default_config<TIn>());
+  run_matmul(p, c.cfg ? *c.cfg : tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype, c.math));
 
   const StridedMatrix<const TOut> before{C0.data(), lc.rows, lc.cols, lc.rs, lc.cs};
   const RefMatrix ref = c.kokkos_kernels ? reference_kokkos_kernels(p, before) : reference_naive(p, before);
   Outcome o;
   o.err = relative_error(StridedMatrix<const TOut>{C.data(), lc.rows, lc.cols, lc.rs, lc.cs}, ref);
-  o.tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, c.K);
+  o.tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, c.K, c.math);
 
   // Storage outside the logical matrix (the padding of each leading dimension) must be untouched.
   auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C0);

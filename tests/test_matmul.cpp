@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 using namespace tilekit;
@@ -194,6 +196,124 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
   auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
   auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+}
+
+// --- TF32 math (f32 inputs, opt-in): the TF32 tensor-core tiles, on CUDA sm_80+ -------------------
+
+/// The TF32 tensor-core configs of this build's menu that this device runs (none off CUDA sm_80+).
+std::vector<MatmulConfig> tf32_tile_configs() {
+  std::vector<MatmulConfig> out;
+  MatmulProblem<float, float> none;  // 0 x 0 x 0: only the config and the device are checked
+  none.math = Math::tf32;
+  for (const MatmulConfig& c : menu_configs())
+    if (c.mma && tuning::tile_supports(c, DType::f32, Math::tf32) && check_matmul(none, c).empty() &&
+        std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  return out;
+}
+
+void expect_tf32_matches(Case c) {
+  c.math = Math::tf32;
+  SCOPED_TRACE(c.describe());
+  const Outcome o = run_case<float, float>(c);
+  EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
+  EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+}
+
+TEST(MatmulTf32, EveryTf32TileMatchesReferenceInEveryLayoutSizeAndEpilogue) {
+  const auto tiles = tf32_tile_configs();
+  if (tiles.empty()) GTEST_SKIP() << "no TF32 tensor-core tile runs on " << backend_name() << " here";
+  for (const MatmulConfig& cfg : tiles) {
+    for (int bits = 0; bits < 32; ++bits) {  // storage orders, transposes, odd leading dimensions
+      Case c;
+      c.M = 37, c.N = 29, c.K = 71;
+      c.a_col = bits & 1, c.trans_a = bits & 2, c.b_col = bits & 4, c.trans_b = bits & 8, c.c_col = bits & 16;
+      c.pad_a = bits % 3, c.pad_b = (bits / 3) % 3, c.pad_c = 1 + bits % 2;
+      c.beta = 1.0;
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+    }
+    for (const auto& s : kAwkwardSizes) {  // M, N, K tails; K smaller than one stage
+      Case c;
+      c.M = s[0], c.N = s[1], c.K = s[2];
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+    }
+    for (int bits = 0; bits < 8; ++bits) {  // 16-byte copies inside, masked edges
+      Case c;
+      c.M = 200, c.N = 136, c.K = 88;
+      c.a_col = bits & 1, c.b_col = bits & 2, c.c_col = bits & 4;
+      c.beta = 0.5;
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+    }
+    for (Activation act : {Activation::leaky_relu, Activation::gelu}) {
+      Case c;
+      c.M = 45, c.N = 70, c.K = 33;
+      c.beta = 0.5;
+      c.ep = Epilogue{true, act};
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+    }
+    for (int64_t k : {0, 1, 50}) {  // beta = 0 never reads C, even NaN
+      Case c;
+      c.M = 70, c.N = 33, c.K = k;
+      c.nan_in_c = true;
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+    }
+  }
+}
+
+TEST(MatmulTf32, Tf32TilesRoundTheInputsToTf32) {
+  // A = 1 + 2^-20 (below TF32's 10-bit fraction), B = 1, K = 8: TF32 math gives exactly 8, IEEE f32
+  // gives 8 + 8 * 2^-20. A tile that silently computed in f32 would fail here.
+  const auto tiles = tf32_tile_configs();
+  if (tiles.empty()) GTEST_SKIP() << "no TF32 tensor-core tile runs on " << backend_name() << " here";
+  const int64_t M = 32, N = 16, K = 8;
+  Kokkos::View<float**, Kokkos::LayoutLeft> A("A", M, K), B("B", K, N), C("C", M, N);
+  Kokkos::deep_copy(A, 1.0f + std::ldexp(1.0f, -20));
+  Kokkos::deep_copy(B, 1.0f);
+  for (const MatmulConfig& cfg : tiles) {
+    auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B, 0.0f, C, Activation::none, Kokkos::View<const float*>());
+    p.math = Math::tf32;
+    run_matmul(p, cfg);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+    EXPECT_EQ(h(0, 0), 8.0f) << cfg.name();
+    EXPECT_EQ(h(M - 1, N - 1), 8.0f) << cfg.name();
+  }
+}
+
+TEST(MatmulTf32, Tf32TileWithoutTheOptInIsRefused) {
+  const auto tiles = tf32_tile_configs();
+  if (tiles.empty()) GTEST_SKIP() << "no TF32 tensor-core tile runs on " << backend_name() << " here";
+  Case c;
+  c.M = c.N = c.K = 32;
+  c.cfg = tiles.front();
+  try {
+    run_case<float, float>(c);  // math ieee
+    ADD_FAILURE() << "a TF32 tile ran without math tf32";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("math tf32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MatmulTf32, MathTf32IsRefusedForOtherInputTypes) {
+  MatmulProblem<double, double> p;
+  p.math = Math::tf32;
+  const std::string why = check_matmul(p, default_config<double>());
+  EXPECT_NE(why.find("math tf32 applies to f32 inputs only (got f64"), std::string::npos) << why;
+}
+
+TEST(MatmulTf32, DefaultConfigWithTf32MathRunsOnEveryBackend) {
+  // Where no TF32 tile runs, the default with math tf32 is the IEEE default (tf32 permits, never
+  // requires, TF32); on CUDA sm_80+ it is a TF32 tile.
+  const MatmulConfig def = tuning::default_matmul_config(backend_name(), DType::f32, Math::tf32);
+  EXPECT_EQ(def.mma, !tf32_tile_configs().empty()) << def.name();
+  Case c;
+  c.M = 150, c.N = 97, c.K = 300;
+  c.beta = 1.0;
+  expect_tf32_matches(c);
 }
 
 // --- the thin kernel: M or N up to tuning::kThinMaxRows ---------------------------------------------

@@ -40,14 +40,15 @@ struct Memo {
 }  // namespace
 
 MatmulConfig auto_matmul_config(DType in, DType out, bool a_col, bool b_col, bool c_col, const Epilogue& ep,
-                                int64_t M, int64_t N, int64_t K,
+                                int64_t M, int64_t N, int64_t K, Math math,
                                 const std::function<std::string(const MatmulConfig&)>& valid,
                                 const char* shipped_dir) {
   static Memo<MatmulConfig> memo;
-  const tuning::TuneKey key = tuning::matmul_key(in, out, tuning::MatmulLayouts{a_col, b_col, c_col}, ep, M, N, K);
+  const tuning::TuneKey key =
+      tuning::matmul_key(in, out, tuning::MatmulLayouts{a_col, b_col, c_col}, ep, M, N, K, math);
   const std::string cache_dir = tuning::TuningCache::default_dir();
   return memo.get(fmt::format("{}|{}|{}", key.str(), cache_dir, shipped_dir), [&](bool& keep) {
-    const MatmulConfig c = tuning::resolve_matmul_config(key, in, valid, cache_dir, shipped_dir).config;
+    const MatmulConfig c = tuning::resolve_matmul_config(key, in, valid, cache_dir, shipped_dir, math).config;
     keep = valid(c).empty();  // an invalid problem (strides, pointers) must not pin its fallback
     return c;
   });

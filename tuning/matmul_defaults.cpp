@@ -21,8 +21,13 @@ struct DefaultRow {
 // CUDA f16/bf16: a tensor-core tile, its warps as team members of 32 vector lanes each: the
 // warpgroup-MMA tile where the GPU and the build allow it (Hopper, sm_90a), else the mma.sync tile
 // that was fastest at 8192^3 on the H100 (docs/perf-notes.md).
+// f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
+// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
+constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
+constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
+constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
 constexpr std::array<DefaultRow, 4> kDefaults{{
     {"serial", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
     {"openmp", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
@@ -55,24 +60,53 @@ int64_t pow2_floor(int64_t v) {
 }
 
 template <class... Tiles>
-std::string names(TileList<Tiles...>, const DType* input = nullptr) {
+bool supports(TileList<Tiles...>, const MatmulConfig& c, DType input, Math math) {
+  bool yes = false;
+  auto one = [&](auto tile) {
+    using T = decltype(tile);
+    yes = yes || (c.same_tile(T::config()) && T::runs(input) && (!T::tf32 || math == Math::tf32));
+  };
+  (one(Tiles{}), ...);
+  return yes;
+}
+
+template <class... Tiles>
+std::string names(TileList<Tiles...>, const DType* input = nullptr, Math math = Math::ieee) {
   std::string s;
   auto add = [&](const MatmulConfig& c) {
-    if (!input || tile_supports(c, *input)) s += (s.empty() ? "" : ", ") + c.tile_name();
+    const std::string n = c.tile_name();
+    if ((", " + s + ", ").find(", " + n + ", ") != std::string::npos) return;  // tiles of other types, same name
+    if (!input || tile_supports(c, *input, math)) s += (s.empty() ? "" : ", ") + n;
   };
   (add(Tiles::config()), ...);
   return s;
 }
+
+/// The CUDA tensor-core default for an input type, or null where SIMT tiles are the default.
+const char* cuda_tensor_core_default(DType input, Math math) {
+  if (cuda_compute_capability() < 80) return nullptr;
+  switch (input) {
+    case DType::f16:
+    case DType::bf16: return warpgroup_mma_available() ? kCudaWgmmaDefault : kCudaMmaDefault;
+    case DType::f64: return kCudaDmmaDefault;
+    case DType::i8: return kCudaImmaDefault;
+    case DType::f32: return math == Math::tf32 ? kCudaTf32Default : nullptr;
+    default: return nullptr;
+  }
+}
 }  // namespace
 
-MatmulConfig default_matmul_config(const std::string& backend, DType input) {
+bool tile_supports(const MatmulConfig& c, DType input, Math math) {
+  return supports(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c, input, math);
+}
+
+MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math) {
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
-      const bool mma = backend == "cuda" && (input == DType::f16 || input == DType::bf16);
+      const char* tc = backend == "cuda" ? cuda_tensor_core_default(input, math) : nullptr;
       MatmulConfig c;
       std::string why;
-      const char* name = !mma ? row.config : warpgroup_mma_available() ? kCudaWgmmaDefault : kCudaMmaDefault;
-      if (!MatmulConfig::parse(name, c, why)) throw std::logic_error(why);
+      if (!MatmulConfig::parse(tc ? tc : row.config, c, why)) throw std::logic_error(why);
       return c;
     }
   }
@@ -80,8 +114,9 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input) {
                               "' (known: serial, openmp, cuda, hip)");
 }
 
-MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K) {
-  const MatmulConfig base = default_matmul_config(backend, input);
+MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K,
+                                   Math math) {
+  const MatmulConfig base = default_matmul_config(backend, input, math);
   const bool gpu = backend == "cuda" || backend == "hip";
   const int64_t concurrency = std::max(1, Kokkos::DefaultExecutionSpace().concurrency());
   const int64_t thin = std::min(M, N), L = std::max(M, N);
@@ -121,7 +156,9 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
 }
 
 std::string menu_names() { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}); }
-std::string menu_names(DType input) { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, &input); }
+std::string menu_names(DType input, Math math) {
+  return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, &input, math);
+}
 
 }  // namespace tuning
 }  // namespace tilekit

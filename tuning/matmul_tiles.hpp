@@ -16,6 +16,9 @@
 namespace tilekit {
 namespace tuning {
 
+/// The kernel a menu entry runs (the choice is made in kernels/matmul_impl.hpp, MatmulFunctor).
+enum class TileKernel { simt, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
+
 /// A team computes a BM x BN tile of C, stepping K by BK (A and B tiles of BM x BK and BK x BN are
 /// staged in team scratch); the micro-kernel accumulates a TM x TN block of C in registers.
 template <int BM_, int BN_, int BK_, int TM_, int TN_>
@@ -27,6 +30,9 @@ struct TileShape {
   static constexpr int TN = TN_;  ///< micro-tile columns (registers)
   static constexpr bool mma = false;
   static constexpr bool wgmma = false;
+  static constexpr TileKernel kernel = TileKernel::simt;
+  static constexpr bool tf32 = false;
+  static constexpr bool runs(DType) { return true; }  ///< every input type
   /// Number of TM x TN micro-tiles in a team tile; on GPUs, also the threads per team.
   static constexpr int micro_tiles = (BM / TM) * (BN / TN);
   /// Threads per team on GPUs (one per micro-tile); on host backends an upper bound of the team size.
@@ -53,6 +59,9 @@ struct MmaTileShape {
   static constexpr int MIN_TEAMS = MIN_TEAMS_;
   static constexpr bool mma = true;
   static constexpr bool wgmma = false;
+  static constexpr TileKernel kernel = TileKernel::mma_sm80;
+  static constexpr bool tf32 = false;
+  static constexpr bool runs(DType in) { return in == DType::f16 || in == DType::bf16; }
   static constexpr int warps = (BM / TM) * (BN / TN);
   /// The team's threads: one warp per warp tile.
   static constexpr int threads = warps * 32;
@@ -79,6 +88,9 @@ struct WgmmaTileShape {
   static constexpr int MIN_TEAMS = MIN_TEAMS_;  ///< teams per SM the compiler must leave registers for
   static constexpr bool mma = true;
   static constexpr bool wgmma = true;
+  static constexpr TileKernel kernel = TileKernel::wgmma_sm90;
+  static constexpr bool tf32 = false;
+  static constexpr bool runs(DType in) { return in == DType::f16 || in == DType::bf16; }
   static constexpr int warps = (BM / 64) * 4;
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
@@ -87,6 +99,39 @@ struct WgmmaTileShape {
   static MatmulConfig config() {
     MatmulConfig c;
     c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true; c.wgmma = true;
+    return c;
+  }
+};
+
+/// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
+/// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
+/// TF32 math (only when the problem opts in: MatmulProblem::math) and i8 (IMMA); one input type per
+/// tile, since BK counts elements and the best shapes differ. A team of warps computes a BM x BN
+/// tile of C, each warp WM x WN of m16n8 accumulators; STAGES K steps of BK in scratch.
+template <class TIn_, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_TEAMS_ = 1>
+struct MmaFragTileShape {
+  using input_type = TIn_;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int TM = WM_;  ///< warp tile rows
+  static constexpr int TN = WN_;  ///< warp tile columns
+  static constexpr int STAGES = STAGES_;
+  static constexpr int MIN_TEAMS = MIN_TEAMS_;
+  static constexpr bool mma = true;
+  static constexpr bool wgmma = false;
+  static constexpr TileKernel kernel = TileKernel::mma_sm80_f64_tf32_i8;
+  static constexpr bool tf32 = std::is_same<TIn_, float>::value;
+  static constexpr bool runs(DType in) { return in == TypeTraits<TIn_>::dtype; }
+  static constexpr int warps = (BM / TM) * (BN / TN);
+  static constexpr int threads = warps * 32;
+  static constexpr int micro_tiles = threads;
+  static_assert(std::is_same<TIn_, double>::value || std::is_same<TIn_, float>::value ||
+                    std::is_same<TIn_, int8_t>::value,
+                "f64, f32 (TF32 math) or i8 inputs");
+  static_assert(BM % TM == 0 && BN % TN == 0 && TM % 16 == 0 && TN % 8 == 0, "warp tiles of m16n8 blocks");
+
+  static MatmulConfig config() {
+    MatmulConfig c;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true;
     return c;
   }
 };
@@ -116,7 +161,16 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
                                  WgmmaTileShape<128, 256, 64, 4>,           // 2 warpgroups, 193 KB (sm_90a)
-                                 WgmmaTileShape<128, 128, 64, 3, 2>>;       // 2 warpgroups, 97 KB, 2 teams/SM
+                                 WgmmaTileShape<128, 128, 64, 3, 2>,        // 2 warpgroups, 97 KB, 2 teams/SM
+                                 // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB
+                                 MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
+                                 MmaFragTileShape<double, 128, 64, 16, 64, 32, 3, 1>,
+                                 // f32 with TF32 math: 4 warps of 64 x 64, 108 KB; 8 warps of 64 x 32
+                                 MmaFragTileShape<float, 128, 128, 32, 64, 64, 3, 1>,
+                                 MmaFragTileShape<float, 128, 128, 32, 64, 32, 3, 1>,
+                                 // i8 on IMMA: 4 warps of 64 x 64, 8 warps of 64 x 32; 80 KB
+                                 MmaFragTileShape<int8_t, 128, 128, 64, 64, 64, 4, 1>,
+                                 MmaFragTileShape<int8_t, 128, 128, 64, 64, 32, 4, 1>>;
 
 /// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
 /// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises
@@ -185,21 +239,24 @@ using MatmulTiles =
     std::conditional_t<is_cuda_space<ExecSpace>(), CudaMatmulTiles,
                        std::conditional_t<is_gpu_space<ExecSpace>(), GpuMatmulTiles, HostMatmulTiles>>;
 
-/// True if a tile of the menu can run `input`: tensor-core tiles take f16 and bf16 only.
-inline bool tile_supports(const MatmulConfig& c, DType input) {
-  return !c.mma || input == DType::f16 || input == DType::bf16;
-}
+/// True if a tile of this build's menu with c's tile part runs `input` with `math`: SIMT tiles run
+/// every type; tensor-core tiles run the types they were made for (f16/bf16; f64; i8; f32 only with
+/// Math::tf32, the opt-in). Tiles of different types may share a name: the input type picks.
+bool tile_supports(const MatmulConfig& c, DType input, Math math = Math::ieee);
 
-/// The default configuration for a backend ("serial", "openmp", "cuda", "hip") and input type.
-MatmulConfig default_matmul_config(const std::string& backend, DType input);
+/// The default configuration for a backend ("serial", "openmp", "cuda", "hip"), input type and math:
+/// on CUDA sm_80+ the tensor-core tile of the type where it has one (f16, bf16, f64, i8; f32 only
+/// with Math::tf32), else the backend's SIMT tile.
+MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math = Math::ieee);
 /// The default for one problem shape: the thin kernel where M or N is at most kThinMaxRows, else the
 /// backend's default tile, or a smaller menu tile where that leaves most of the device idle.
-MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K);
+MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K,
+                                   Math math = Math::ieee);
 
 /// The tile names of the menu compiled for the default execution space, comma-separated.
 std::string menu_names();
-/// The same, only the tiles that run `input` (tile_supports).
-std::string menu_names(DType input);
+/// The same, only the tiles that run `input` with `math` (tile_supports).
+std::string menu_names(DType input, Math math = Math::ieee);
 
 }  // namespace tuning
 }  // namespace tilekit

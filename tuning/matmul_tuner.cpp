@@ -22,11 +22,11 @@ namespace tuning {
 namespace {
 
 template <class... Tiles>
-void expand_space(TileList<Tiles...>, DType in, std::vector<MatmulConfig>& out) {
+void expand_space(TileList<Tiles...>, DType in, Math math, std::vector<MatmulConfig>& out) {
   using ES = Kokkos::DefaultExecutionSpace;
   const int concurrency = ES().concurrency();
   auto add_tile = [&](MatmulConfig c, int micro_tiles) {
-    if (!tile_supports(c, in)) return;
+    if (!tile_supports(c, in, math)) return;
     for (int g : {1, 4, 8, 16}) {
       c.group_m = g;
       if (c.mma) {
@@ -144,12 +144,13 @@ std::string measure_shape(const MatmulTuneRequest& req, const MatmulPlan& plan, 
     p.beta = compute(0);
     p.bias = req.epilogue.bias ? bias.data() : nullptr;
     p.act = req.epilogue.act;
+    p.math = req.math;
     return p;
   };
   const MatmulProblem<TIn, TOut> p0 = problem(0);
   const StridedMatrix<const TOut> c_view{C.data(), M, N, p0.c.rs, p0.c.cs};
   const RefMatrix ref = reference_kokkos_kernels(p0, c_view);  // beta = 0: C is not read
-  const double tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, K);
+  const double tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, K, req.math);
 
   if (baselines) {
     MatmulProblem<TIn, float> shape_only;
@@ -249,10 +250,14 @@ uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
-std::vector<MatmulConfig> matmul_search_space(DType in) {
+std::vector<MatmulConfig> matmul_search_space(DType in, Math math) {
   std::vector<MatmulConfig> out;
-  expand_space(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, in, out);
-  return out;
+  expand_space(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, in, math, out);
+  // Tiles of other input types may share a name with one of this type's: keep each config once.
+  std::vector<MatmulConfig> unique;
+  for (const auto& c : out)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  return unique;
 }
 
 std::vector<MatmulConfig> thin_search_space() {
@@ -278,9 +283,9 @@ std::string MatmulLayouts::str() const {
 }
 
 TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epilogue& ep, int64_t M, int64_t N,
-                   int64_t K) {
-  return TuneKey{"matmul", fmt::format("{}->{}", dtype_name(in), dtype_name(out)), layouts.str(), ep.name(),
-                 {M, N, K}};
+                   int64_t K, Math math) {
+  const char* in_name = in == DType::f32 && math == Math::tf32 ? "tf32" : dtype_name(in);
+  return TuneKey{"matmul", fmt::format("{}->{}", in_name, dtype_name(out)), layouts.str(), ep.name(), {M, N, K}};
 }
 
 std::size_t MatmulPlan::shape_of(std::size_t pair) const {
@@ -297,7 +302,7 @@ MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
   plan.shapes = req.shapes;
   // Two spaces by shape class: thin products (M or N up to kThinMaxRows) try thin configs, the
   // others the tile menu; each shape's default is the shape-aware one.
-  const std::vector<MatmulConfig> tile_space = matmul_search_space(req.in);
+  const std::vector<MatmulConfig> tile_space = matmul_search_space(req.in, req.math);
   const std::vector<MatmulConfig> thin_space = thin_search_space();
   const std::vector<int> tile_order = candidate_order(int(tile_space.size()), req.strategy, req.budget, req.seed);
   const std::vector<int> thin_order = candidate_order(int(thin_space.size()), req.strategy, req.budget, req.seed);
@@ -306,7 +311,8 @@ MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
     const auto& space = thin ? thin_space : tile_space;
     const auto& order = thin ? thin_order : tile_order;
     // The default config is always measured (speedup over default), then the strategy's picks.
-    std::vector<MatmulConfig> picks{default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2])};
+    std::vector<MatmulConfig> picks{
+        default_matmul_config(backend_name(), req.in, shape[0], shape[1], shape[2], req.math)};
     for (int i : order)
       if (!(space[i] == picks.front())) picks.push_back(space[i]);
     if (picks.size() > order.size() + 1) picks.resize(order.size() + 1);
@@ -329,7 +335,7 @@ nlohmann::json matmul_plan_json(const MatmulTuneRequest& req, const MatmulPlan& 
     set_of_shape.push_back(std::size_t(at - sets.begin()));
     if (at == sets.end()) sets.push_back(std::move(names));
   }
-  return {{"kernel", "matmul"},
+  nlohmann::json j = {{"kernel", "matmul"},
           {"dtype", dtype_name(req.in)},
           {"out_dtype", dtype_name(req.out)},
           {"layouts", {req.layouts.a_col ? "col" : "row", req.layouts.b_col ? "col" : "row", req.layouts.c_col ? "col" : "row"}},
@@ -345,6 +351,8 @@ nlohmann::json matmul_plan_json(const MatmulTuneRequest& req, const MatmulPlan& 
           {"shapes", plan.shapes},
           {"candidate_sets", sets},  // the first of each list is the shapes' default config
           {"set_of_shape", set_of_shape}};
+  if (req.math == Math::tf32) j["math"] = "tf32";  // absent: IEEE (plans of earlier versions too)
+  return j;
 }
 
 std::string sweep_id(const nlohmann::json& plan_json) { return fmt::format("{:016x}", fnv1a(plan_json.dump())); }
@@ -364,10 +372,13 @@ std::pair<MatmulTuneRequest, MatmulPlan> matmul_plan_from_json(const nlohmann::j
   req.budget.seconds = j.value("seconds", 0.0);
   req.baselines = j.at("baselines").get<bool>();
   req.tie_tolerance = j.at("tie_tolerance").get<double>();
+  const std::string math = j.value("math", std::string("ieee"));
+  if (math != "ieee" && math != "tf32") throw std::runtime_error("plan: unknown math '" + math + "'");
+  req.math = math == "tf32" ? Math::tf32 : Math::ieee;
   plan.shapes = j.at("shapes").get<std::vector<std::array<int64_t, 3>>>();
   req.shapes = plan.shapes;
   auto parse_config = [&](const std::string& name) {
-    MatmulConfig c = default_matmul_config(backend_name(), req.in);
+    MatmulConfig c = default_matmul_config(backend_name(), req.in, req.math);
     if (!MatmulConfig::parse(name, c, why)) throw std::runtime_error("plan: " + why);
     return c;
   };
@@ -463,7 +474,8 @@ MatmulTuneResult summarize_matmul(const MatmulTuneRequest& req, const MatmulPlan
 
 TuneEntry matmul_entry(const MatmulTuneRequest& req, const CandidateResult& best) {
   TuneEntry e;
-  e.key = matmul_key(req.in, req.out, req.layouts, req.epilogue, best.shape[0], best.shape[1], best.shape[2]);
+  e.key = matmul_key(req.in, req.out, req.layouts, req.epilogue, best.shape[0], best.shape[1], best.shape[2],
+                     req.math);
   e.config = best.config.name();
   e.median_s = best.median_s;
   e.p20_s = best.p20_s;
@@ -551,7 +563,7 @@ TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* w
 
 ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
-                                     const std::string& cache_dir, const std::string& shipped_dir) {
+                                     const std::string& cache_dir, const std::string& shipped_dir, Math math) {
   ResolvedConfig r;
   const TuningCache tuned = load_tuned(cache_dir, &r.warnings, shipped_dir);
   std::string skipped;
@@ -564,7 +576,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   };
   for (const TuneEntry& e : tuned.by_distance(key, same_class)) {
     std::string why;
-    MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
+    MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
     if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
       skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
       continue;
@@ -579,7 +591,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     }
     return r;
   }
-  r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2]);
+  r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
   r.source = "default";
   r.why = fmt::format("{}no usable tuned entry for {} in {} or the shipped results; using the {} default", skipped,
                       key.family(), tuned.path(), backend_name());

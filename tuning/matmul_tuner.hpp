@@ -27,7 +27,7 @@ namespace tuning {
 /// the type (tensor-core tiles: f16, bf16) x group_m in {1, 4, 8, 16} x the team shapes the backend
 /// allows (GPU: team_size x vector_length = threads per tile, vector_length in 1..32, tensor-core
 /// tiles one warp per team member; host: vector_length 1, team_size 1, 2, 4, ... up to concurrency).
-std::vector<MatmulConfig> matmul_search_space(DType in);
+std::vector<MatmulConfig> matmul_search_space(DType in, Math math = Math::ieee);
 /// The thin configs the tuner tries for thin products (M or N up to kThinMaxRows): GPU teams of 128,
 /// 256 or 512 threads split into columns x K groups (1..32); host column blocks of 16..1024.
 std::vector<MatmulConfig> thin_search_space();
@@ -38,12 +38,14 @@ struct MatmulLayouts {
   std::string str() const;  // "a=row,b=col,c=row"
 };
 
+/// The cache key of a matmul; TF32 math (f32 inputs) is its own type family, "tf32->f32".
 TuneKey matmul_key(DType in, DType out, const MatmulLayouts& layouts, const Epilogue& ep, int64_t M, int64_t N,
-                   int64_t K);
+                   int64_t K, Math math = Math::ieee);
 
 struct MatmulTuneRequest {
   std::vector<std::array<int64_t, 3>> shapes;  ///< M, N, K
   DType in = DType::f32, out = DType::f32;
+  Math math = Math::ieee;  ///< Math::tf32: f32 inputs, TF32 tensor-core tiles among the candidates
   MatmulLayouts layouts;
   Epilogue epilogue;
   Strategy strategy = Strategy::exhaustive;
@@ -191,7 +193,8 @@ struct ResolvedConfig {
 /// skipped and the reason kept in `why`.
 ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
-                                     const std::string& cache_dir = "", const std::string& shipped_dir = "");
+                                     const std::string& cache_dir = "", const std::string& shipped_dir = "",
+                                     Math math = Math::ieee);
 
 /// Loads the user's cache for this device merged with the shipped results (user entries win).
 TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings = nullptr,

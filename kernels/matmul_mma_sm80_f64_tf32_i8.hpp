@@ -1,0 +1,354 @@
+// tilekit blocked matmul, tensor-core path for the types whose MMA fragments ldmatrix cannot load
+// (CUDA sm_80 and newer: Ampere, Hopper): f64 on the FP64 tensor cores (DMMA, f64 accumulation), f32
+// inputs with TF32 math (opt-in: MatmulProblem::math, f32 accumulation) and i8 (IMMA, i32
+// accumulation), all through PTX mma.sync on m16n8 blocks, fed by a STAGES-deep cp.async pipeline.
+// Same TeamPolicy structure as the other kernels: one team per BM x BN tile of C in grouped order,
+// A and B staged in level-0 team scratch, every edge masked, the same fused epilogue.
+//
+//   league  : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
+//   kt      : K in steps of BK; STAGES-1 steps are in flight (cp.async) while the warps multiply
+//             step kt; one barrier per step
+//   warp    : each warp owns a WM x WN block of C: (WM/16) x (WN/8) m16n8 accumulators
+//   ks      : BK in atom-deep slices (MmaAtom::K: 8 for f64 and tf32, 32 for i8); per slice each
+//             thread loads 4 A and 2 B fragment units per m16 / n8 block from scratch, then issues
+//             (WM/16) x (WN/8) MMAs
+//
+// Fragment units: every atom here gives a thread the A units (g + 8 (u % 2), t + 4 (u / 2)), u < 4,
+// and the B units (t + 4 u, g), u < 2 (g = lane / 4, t = lane % 4; the second index counts units
+// along K), where a unit is one element (f64, tf32) or 4 consecutive K values (i8, packed in 32 bits).
+// ldmatrix moves 16-bit elements only, so the units are read with plain shared loads; the rows of
+// each staged tile are padded so that the 8 (4-byte units) or 4 (8-byte units, two phases) rows one
+// load touches fall in distinct banks (conflict_free_pad).
+//
+// Staged layouts follow the operands' contiguous dimension, so global reads are 16-byte cp.async
+// runs: op(A) contiguous along K is staged [BM][BK + pad], contiguous along M [BK][BM + pad]; B
+// likewise. An i8 unit is 4 K values, so i8 operands contiguous along M or N are transposed while
+// staged (element copies into [rows][BK + pad]). The epilogue works from the accumulator registers
+// (the m16n8 layout: rows g and g + 8, columns 2t and 2t + 1): alpha, beta (C read only when
+// beta != 0), bias, activation, conversion, masked store.
+//
+// Why the atoms differ by architecture: the m16n8k8 f64 MMA exists from sm_90 on; sm_80 runs the
+// same block as four m8n8k4 f64 MMAs (two K halves x two M halves), with the same fragments.
+#pragma once
+
+#include "kernels/matmul_mma_sm80.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tilekit {
+namespace detail {
+
+/// The m16n8 MMA of one input type: unit (a fragment register value), accumulator, K per MMA.
+template <class TIn>
+struct MmaAtom {  // no tensor-core path of this kernel for TIn (no tile of it runs TIn)
+  static constexpr bool kExists = false;
+  static constexpr int kElemsPerUnit = 1;
+  static constexpr int K = 1;
+};
+template <>
+struct MmaAtom<double> {
+  static constexpr bool kExists = true;
+  using unit = double;
+  using acc = double;
+  static constexpr int kElemsPerUnit = 1;
+  static constexpr int K = 8;
+#if defined(TILEKIT_SM80_DEVICE)
+  __device__ static void mma(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // K units t (h = 0) and t + 4 (h = 1)
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                   : "+d"(d[0]), "+d"(d[1])
+                   : "d"(a[2 * h]), "d"(b[h]));  // rows g
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                   : "+d"(d[2]), "+d"(d[3])
+                   : "d"(a[2 * h + 1]), "d"(b[h]));  // rows g + 8
+    }
+#endif
+  }
+#endif
+};
+template <>
+struct MmaAtom<float> {  // f32 inputs, TF32 math
+  static constexpr bool kExists = true;
+  using unit = uint32_t;
+  using acc = float;
+  static constexpr int kElemsPerUnit = 1;
+  static constexpr int K = 8;
+#if defined(TILEKIT_SM80_DEVICE)
+  // f32 -> tf32, rounding to nearest (ties away), as cuBLAS does; the MMA alone would truncate.
+  __device__ static uint32_t prepare(uint32_t bits) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
+    return r;
+  }
+  __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#endif
+};
+template <>
+struct MmaAtom<int8_t> {
+  static constexpr bool kExists = true;
+  using unit = uint32_t;  // 4 consecutive K values
+  using acc = int32_t;
+  static constexpr int kElemsPerUnit = 4;
+  static constexpr int K = 32;
+#if defined(TILEKIT_SM80_DEVICE)
+  __device__ static void mma(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#endif
+};
+
+/// Padding (bytes, a multiple of 16 so rows stay cp.async-aligned) of staged rows of `row_bytes`
+/// such that `rows` consecutive rows, each read over `seg_bytes` at one offset, fall in distinct
+/// 16-byte bank groups of a 128-byte bank line: what one shared load of fragment units touches.
+constexpr int conflict_free_pad(int row_bytes, int seg_bytes, int rows) {
+  for (int pad = 0; pad < 128; pad += 16) {
+    const int pitch = row_bytes + pad;
+    bool ok = true;
+    for (int r = 0; r < rows && ok; ++r)
+      for (int q = 0; q < r && ok; ++q) {
+        const int a = (r * pitch) % 128, b = (q * pitch) % 128;
+        ok = a / seg_bytes != b / seg_bytes && a % seg_bytes == 0;
+      }
+    if (ok) return pad;
+  }
+  return 0;
+}
+
+/// Row-major staging with a padded pitch: element (r, c) at r * PITCH + c.
+template <int PITCH>
+struct PaddedOffset {
+  KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return r * PITCH + c; }
+};
+/// The same layout written transposed: element (r, c) of the source at c * PITCH + r.
+template <int PITCH>
+struct PaddedTransposedOffset {
+  KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return c * PITCH + r; }
+};
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct Sm80MmaF64Tf32I8Matmul {
+  using Atom = MmaAtom<TIn>;
+  using compute = typename TypeTraits<TIn>::compute;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, WM = Tile::TM, WN = Tile::TN;
+  static constexpr int STAGES = Tile::STAGES;
+  static constexpr int kThreads = Tile::threads;
+  static constexpr int kWarpsN = BN / WN;
+  static constexpr int MI = WM / 16, NI = WN / 8;  // m16n8 accumulator blocks per warp
+  static constexpr int kScratchLevel = 0;
+  static constexpr bool kSupported = Atom::kExists;
+  static constexpr int kEB = int(sizeof(TIn));
+  static constexpr int kUnitBytes = kEB * Atom::kElemsPerUnit;
+  /// Operands contiguous along M or N are staged that way ([BK][rows]), except i8 (transposed).
+  static constexpr bool kMNStagedAsIs = kUnitBytes == kEB;
+  // Pitches (elements). K-major rows: 8 rows x 4 units per load (4-byte units), or 4 rows x 4 units
+  // per phase (8-byte units). MN-major rows: 4 K rows x 32 bytes per load or phase.
+  static constexpr int kPitchK = BK + conflict_free_pad(BK * kEB, 4 * kUnitBytes, 128 / (4 * kUnitBytes)) / kEB;
+  static constexpr int kPitchAM = BM + conflict_free_pad(BM * kEB, 32, 4) / kEB;
+  static constexpr int kPitchBN = BN + conflict_free_pad(BN * kEB, 32, 4) / kEB;
+  static constexpr int kAElems = (BM * kPitchK > BK * kPitchAM ? BM * kPitchK : BK * kPitchAM);
+  static constexpr int kBElems = (BN * kPitchK > BK * kPitchBN ? BN * kPitchK : BK * kPitchBN);
+  static constexpr int kStageElems = kAElems + kBElems;
+  static_assert(BK % Atom::K == 0 && WM % 16 == 0 && WN % 8 == 0 && STAGES >= 2,
+                "K steps of whole MMAs, warp tiles of whole m16n8 blocks");
+  static_assert((kAElems * kEB) % 16 == 0 && (kStageElems * kEB) % 16 == 0, "stage buffers on 16-byte chunks");
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(STAGES) * kStageElems * kEB + 128;  // +128: the base is aligned up to 128 bytes
+  }
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+
+  template <bool A_K, bool B_N>
+  KOKKOS_INLINE_FUNCTION void run(TIn* smem, int64_t m0, int64_t n0, int tid, const member_type& team) const {
+#if defined(TILEKIT_SM80_DEVICE)
+    if constexpr (kSupported) {
+      using unit = typename Atom::unit;
+      using acc_t = typename Atom::acc;
+      constexpr int EPU = Atom::kElemsPerUnit;
+      // Staged orientation: K-major ([rows][kPitchK]) or MN-major ([BK][pitch]).
+      constexpr bool a_kmajor = A_K || !kMNStagedAsIs;
+      constexpr bool b_kmajor = !B_N || !kMNStagedAsIs;
+      const int warp = tid / 32, lane = tid % 32;
+      const int wm = warp / kWarpsN, wn = warp % kWarpsN;
+      const int g = lane / 4, t = lane % 4;
+
+      acc_t acc[MI][NI][4];
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[i][j][v] = acc_t(0);
+
+      // 16-byte chunks need unit stride along the contiguous dimension, 16-byte aligned rows, a
+      // contiguous extent of whole chunks, and a staged layout in that orientation.
+      constexpr int kChunk = 16 / kEB;
+      const auto& a = p.a;
+      const auto& b = p.b;
+      const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
+      const bool a_chunked = (A_K || kMNStagedAsIs) && (A_K ? a.cs : a.rs) == 1 &&
+                             reinterpret_cast<uintptr_t>(a.data) % 16 == 0 && a_ld % kChunk == 0 &&
+                             (A_K ? p.K : p.M) % kChunk == 0;
+      const bool b_chunked = (!B_N || kMNStagedAsIs) && (B_N ? b.cs : b.rs) == 1 &&
+                             reinterpret_cast<uintptr_t>(b.data) % 16 == 0 && b_ld % kChunk == 0 &&
+                             (B_N ? p.N : p.K) % kChunk == 0;
+      const int64_t ktiles = (p.K + BK - 1) / BK;
+
+      auto stage = [&](int64_t kt, int buf) {
+        TIn* As = smem + buf * kStageElems;
+        TIn* Bs = As + kAElems;
+        const int64_t k0 = kt * BK;
+        if constexpr (A_K)  // [BM][kPitchK]
+          stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0,
+                                       a_chunked, tid, PaddedOffset<kPitchK>{});
+        else if constexpr (kMNStagedAsIs)  // [BK][kPitchAM]
+          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0,
+                                       a_chunked, tid, PaddedOffset<kPitchAM>{});
+        else  // read along M, written [BM][kPitchK]
+          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, false,
+                                       tid, PaddedTransposedOffset<kPitchK>{});
+        if constexpr (!B_N)  // [BN][kPitchK]
+          stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0,
+                                       b_chunked, tid, PaddedOffset<kPitchK>{});
+        else if constexpr (kMNStagedAsIs)  // [BK][kPitchBN]
+          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0,
+                                       b_chunked, tid, PaddedOffset<kPitchBN>{});
+        else  // read along N, written [BN][kPitchK]
+          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, false,
+                                       tid, PaddedTransposedOffset<kPitchK>{});
+      };
+
+      // Prologue: STAGES-1 steps in flight; every thread commits one group per step, empty or not,
+      // so that wait_group<STAGES-2> always means "step kt has landed".
+#pragma unroll
+      for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles) stage(s, s);
+        cp_async_commit();
+      }
+      int buf = 0;            // stage buffer of step kt
+      int fill = STAGES - 1;  // stage buffer of step kt + STAGES - 1
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 2>();  // this thread's copies of step kt are in scratch
+        // Everyone's copies (and element stores) of step kt are in, and everyone is done with step
+        // kt - 1, whose buffer the next line refills.
+        team.team_barrier();
+        if (kt + STAGES - 1 < ktiles) stage(kt + STAGES - 1, fill);
+        cp_async_commit();
+
+        const TIn* As = smem + buf * kStageElems;
+        const TIn* Bs = As + kAElems;
+        // Unit (row r, K unit ku) of a staged operand.
+        auto a_unit = [&](int r, int ku) -> unit {
+          const TIn* at = a_kmajor ? As + r * kPitchK + ku * EPU : As + ku * kPitchAM + r;
+          return *reinterpret_cast<const unit*>(at);
+        };
+        auto b_unit = [&](int ku, int c) -> unit {
+          const TIn* at = b_kmajor ? Bs + c * kPitchK + ku * EPU : Bs + ku * kPitchBN + c;
+          return *reinterpret_cast<const unit*>(at);
+        };
+#pragma unroll
+        for (int ks = 0; ks < BK / Atom::K; ++ks) {  // atom-deep slices of the staged step
+          const int ku0 = ks * (Atom::K / EPU);
+          unit fa[MI][4], fb[NI][2];
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int u = 0; u < 4; ++u) fa[i][u] = a_unit(wm * WM + i * 16 + g + 8 * (u % 2), ku0 + t + 4 * (u / 2));
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int u = 0; u < 2; ++u) fb[j][u] = b_unit(ku0 + t + 4 * u, wn * WN + j * 8 + g);
+          if constexpr (std::is_same<TIn, float>::value) {  // round to tf32
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+              for (int u = 0; u < 4; ++u) fa[i][u] = Atom::prepare(fa[i][u]);
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+              for (int u = 0; u < 2; ++u) fb[j][u] = Atom::prepare(fb[j][u]);
+          }
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
+        }
+        buf = buf + 1 == STAGES ? 0 : buf + 1;
+        fill = fill + 1 == STAGES ? 0 : fill + 1;
+      }
+      cp_async_wait<0>();
+
+      // Epilogue from the registers: a lane holds rows g and g + 8 and columns 2t, 2t + 1 of each
+      // m16n8 block.
+      const auto& c = p.c;
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
+            const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
+            if (gi >= p.M || gj >= p.N) continue;
+            compute x = p.alpha * compute(acc[i][j][v]);
+            TOut& out = c(gi, gj);
+            if (p.beta != compute(0)) x += p.beta * convert<compute>(out);  // beta == 0: C is not read
+            if (p.bias) x += p.bias[gj];
+            out = convert<TOut>(activate(p.act, x));
+          }
+        }
+      }
+    }
+#else
+    (void)smem, (void)m0, (void)n0, (void)tid, (void)team;
+#endif
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if constexpr (kSupported) {
+      int tile_m, tile_n;
+      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+      char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+      TIn* smem = reinterpret_cast<TIn*>((reinterpret_cast<uintptr_t>(raw) + 127) & ~uintptr_t(127));
+      const int tid = team.team_rank() * vector_length + vector_lane();
+      // The staged layouts follow the operands' contiguous dimension.
+      const bool a_k = p.a.cs == 1;
+      const bool b_n = p.b.cs == 1;
+      if (a_k && b_n) run<true, true>(smem, m0, n0, tid, team);
+      else if (a_k) run<true, false>(smem, m0, n0, tid, team);
+      else if (b_n) run<false, true>(smem, m0, n0, tid, team);
+      else run<false, false>(smem, m0, n0, tid, team);
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace tilekit
