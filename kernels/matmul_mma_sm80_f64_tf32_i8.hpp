@@ -22,8 +22,8 @@
 //
 // Staged layouts follow the operands' contiguous dimension, so global reads are 16-byte cp.async
 // runs: op(A) contiguous along K is staged [BM][BK + pad], contiguous along M [BK][BM + pad]; B
-// likewise. An i8 unit is 4 K values, so i8 operands contiguous along M or N are transposed while
-// staged (element copies into [rows][BK + pad]). The epilogue works from the accumulator registers
+// likewise. An i8 unit is 4 K values, so an i8 unit of an operand staged along M or N is gathered
+// from 4 staged rows (4 byte loads, packed). The epilogue works from the accumulator registers
 // (the m16n8 layout: rows g and g + 8, columns 2t and 2t + 1): alpha, beta (C read only when
 // beta != 0), bias, activation, conversion, masked store.
 //
@@ -140,11 +140,6 @@ template <int PITCH>
 struct PaddedOffset {
   KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return r * PITCH + c; }
 };
-/// The same layout written transposed: element (r, c) of the source at c * PITCH + r.
-template <int PITCH>
-struct PaddedTransposedOffset {
-  KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return c * PITCH + r; }
-};
 
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm80MmaF64Tf32I8Matmul {
@@ -162,13 +157,17 @@ struct Sm80MmaF64Tf32I8Matmul {
   static constexpr bool kSupported = Atom::kExists;
   static constexpr int kEB = int(sizeof(TIn));
   static constexpr int kUnitBytes = kEB * Atom::kElemsPerUnit;
-  /// Operands contiguous along M or N are staged that way ([BK][rows]), except i8 (transposed).
-  static constexpr bool kMNStagedAsIs = kUnitBytes == kEB;
+  /// Operands contiguous along M or N are staged that way ([BK][rows]) by cp.async; an i8 unit of
+  /// such an operand is gathered from 4 K rows (4 byte loads, packed).
+  static constexpr bool kGatherMN = kUnitBytes != kEB;
   // Pitches (elements). K-major rows: 8 rows x 4 units per load (4-byte units), or 4 rows x 4 units
-  // per phase (8-byte units). MN-major rows: 4 K rows x 32 bytes per load or phase.
+  // per phase (8-byte units). MN-major rows: 4 K rows x 32 bytes per load or phase; i8: the byte
+  // loads of one unit step 4 K rows (4 x pitch) for t = 0..3, 8 bytes each: a 16-byte pad puts
+  // them on two bank offsets (a two-way conflict; an 8-byte pad would clear it but breaks the
+  // 16-byte rows cp.async needs).
   static constexpr int kPitchK = BK + conflict_free_pad(BK * kEB, 4 * kUnitBytes, 128 / (4 * kUnitBytes)) / kEB;
-  static constexpr int kPitchAM = BM + conflict_free_pad(BM * kEB, 32, 4) / kEB;
-  static constexpr int kPitchBN = BN + conflict_free_pad(BN * kEB, 32, 4) / kEB;
+  static constexpr int kPitchAM = BM + (kGatherMN ? 16 : conflict_free_pad(BM * kEB, 32, 4)) / kEB;
+  static constexpr int kPitchBN = BN + (kGatherMN ? 16 : conflict_free_pad(BN * kEB, 32, 4)) / kEB;
   static constexpr int kAElems = (BM * kPitchK > BK * kPitchAM ? BM * kPitchK : BK * kPitchAM);
   static constexpr int kBElems = (BN * kPitchK > BK * kPitchBN ? BN * kPitchK : BK * kPitchBN);
   static constexpr int kStageElems = kAElems + kBElems;
@@ -193,8 +192,8 @@ struct Sm80MmaF64Tf32I8Matmul {
       using acc_t = typename Atom::acc;
       constexpr int EPU = Atom::kElemsPerUnit;
       // Staged orientation: K-major ([rows][kPitchK]) or MN-major ([BK][pitch]).
-      constexpr bool a_kmajor = A_K || !kMNStagedAsIs;
-      constexpr bool b_kmajor = !B_N || !kMNStagedAsIs;
+      constexpr bool a_kmajor = A_K;
+      constexpr bool b_kmajor = !B_N;
       const int warp = tid / 32, lane = tid % 32;
       const int wm = warp / kWarpsN, wn = warp % kWarpsN;
       const int g = lane / 4, t = lane % 4;
@@ -213,10 +212,10 @@ struct Sm80MmaF64Tf32I8Matmul {
       const auto& a = p.a;
       const auto& b = p.b;
       const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
-      const bool a_chunked = (A_K || kMNStagedAsIs) && (A_K ? a.cs : a.rs) == 1 &&
+      const bool a_chunked = (A_K ? a.cs : a.rs) == 1 &&
                              reinterpret_cast<uintptr_t>(a.data) % 16 == 0 && a_ld % kChunk == 0 &&
                              (A_K ? p.K : p.M) % kChunk == 0;
-      const bool b_chunked = (!B_N || kMNStagedAsIs) && (B_N ? b.cs : b.rs) == 1 &&
+      const bool b_chunked = (B_N ? b.cs : b.rs) == 1 &&
                              reinterpret_cast<uintptr_t>(b.data) % 16 == 0 && b_ld % kChunk == 0 &&
                              (B_N ? p.N : p.K) % kChunk == 0;
       const int64_t ktiles = (p.K + BK - 1) / BK;
@@ -228,21 +227,15 @@ struct Sm80MmaF64Tf32I8Matmul {
         if constexpr (A_K)  // [BM][kPitchK]
           stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0,
                                        a_chunked, tid, PaddedOffset<kPitchK>{});
-        else if constexpr (kMNStagedAsIs)  // [BK][kPitchAM]
+        else  // [BK][kPitchAM]
           stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0,
                                        a_chunked, tid, PaddedOffset<kPitchAM>{});
-        else  // read along M, written [BM][kPitchK]
-          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, false,
-                                       tid, PaddedTransposedOffset<kPitchK>{});
         if constexpr (!B_N)  // [BN][kPitchK]
           stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0,
                                        b_chunked, tid, PaddedOffset<kPitchK>{});
-        else if constexpr (kMNStagedAsIs)  // [BK][kPitchBN]
+        else  // [BK][kPitchBN]
           stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0,
                                        b_chunked, tid, PaddedOffset<kPitchBN>{});
-        else  // read along N, written [BN][kPitchK]
-          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, false,
-                                       tid, PaddedTransposedOffset<kPitchK>{});
       };
 
       // Prologue: STAGES-1 steps in flight; every thread commits one group per step, empty or not,
@@ -264,14 +257,25 @@ struct Sm80MmaF64Tf32I8Matmul {
 
         const TIn* As = smem + buf * kStageElems;
         const TIn* Bs = As + kAElems;
-        // Unit (row r, K unit ku) of a staged operand.
+        // Unit (row r, K unit ku) of a staged operand: one load, or (i8 staged along M or N) the
+        // bytes of K rows 4 ku .. 4 ku + 3 packed low to high.
+        auto mn_unit = [&](const TIn* at, int pitch) -> unit {
+          if constexpr (kGatherMN) {
+            const uint8_t* b8 = reinterpret_cast<const uint8_t*>(at);
+            return uint32_t(b8[0]) | uint32_t(b8[pitch]) << 8 | uint32_t(b8[2 * pitch]) << 16 |
+                   uint32_t(b8[3 * pitch]) << 24;
+          } else {
+            (void)pitch;
+            return *reinterpret_cast<const unit*>(at);
+          }
+        };
         auto a_unit = [&](int r, int ku) -> unit {
-          const TIn* at = a_kmajor ? As + r * kPitchK + ku * EPU : As + ku * kPitchAM + r;
-          return *reinterpret_cast<const unit*>(at);
+          if constexpr (a_kmajor) return *reinterpret_cast<const unit*>(As + r * kPitchK + ku * EPU);
+          else return mn_unit(As + ku * EPU * kPitchAM + r, kPitchAM);
         };
         auto b_unit = [&](int ku, int c) -> unit {
-          const TIn* at = b_kmajor ? Bs + c * kPitchK + ku * EPU : Bs + ku * kPitchBN + c;
-          return *reinterpret_cast<const unit*>(at);
+          if constexpr (b_kmajor) return *reinterpret_cast<const unit*>(Bs + c * kPitchK + ku * EPU);
+          else return mn_unit(Bs + ku * EPU * kPitchBN + c, kPitchBN);
         };
 #pragma unroll
         for (int ks = 0; ks < BK / Atom::K; ++ks) {  // atom-deep slices of the staged step
