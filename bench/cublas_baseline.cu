@@ -12,6 +12,9 @@
 //                          cublasGemmEx f32 with CUBLAS_COMPUTE_32F_FAST_TF32 (tf32: TF32 tensor cores),
 //                          cublasGemmEx i8 in, i32 out with CUBLAS_COMPUTE_32I (i8)
 //   cublas+leaky_relu      the same followed by a separate leaky_relu kernel over C (not for i8)
+//   cublas_tn              i8 only: the same product with A stored K x M (op(A) = A^T, K contiguous),
+//                          the layout cuBLAS's int8 tensor-core kernels want; context for the
+//                          column-major series, which every other library in the suite runs
 // Operands are column-major A (MxK), B (KxN), C (MxN), alpha 1, beta 0, filled on the device with
 // tilekit's generator (kernels/fill.hpp: splitmix64, seeds 1 and 2), so the data are bit-identical to
 // tilekit's. Each iteration is timed on the host clock from a synchronized start to a synchronize
@@ -322,11 +325,12 @@ struct Bench {
   }
 
   template <class T>
-  void gemm(const T* A, const T* B, out_t<T>* C, int m, int n, int k, bool tf32) {
+  void gemm(const T* A, const T* B, out_t<T>* C, int m, int n, int k, bool tf32, bool a_trans = false) {
     if constexpr (std::is_same<T, int8_t>::value) {
       const int32_t one = 1, zero = 0;  // i32 scalars with CUBLAS_COMPUTE_32I
-      CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_8I, m, B, CUDA_R_8I, k, &zero, C,
-                      CUDA_R_32I, m, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+      CB(cublasGemmEx(handle, a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_8I,
+                      a_trans ? k : m, B, CUDA_R_8I, k, &zero, C, CUDA_R_32I, m, CUBLAS_COMPUTE_32I,
+                      CUBLAS_GEMM_DEFAULT));
     } else if constexpr (std::is_same<T, float>::value) {
       const float one = 1.0f, zero = 0.0f;
       if (tf32)
@@ -354,10 +358,10 @@ struct Bench {
   static const char* gemm_label(__nv_bfloat16, bool) { return "cublasGemmEx bf16 in/out, CUBLAS_COMPUTE_32F"; }
 
   template <class T>
-  void run_one(const Shape& sh, bool act, bool tf32 = false) {
+  void run_one(const Shape& sh, bool act, bool tf32 = false, bool a_trans = false) {
     using TOut = out_t<T>;
     const std::string dt = tf32 ? "tf32" : TypeInfo<T>::name;
-    const std::string series = act ? "cublas+leaky_relu" : "cublas";
+    const std::string series = a_trans ? "cublas_tn" : act ? "cublas+leaky_relu" : "cublas";
     const std::string key = "matmul/" + dt + "/" + series;
     Result r;
     r.name = key + "/" + sh.name();
@@ -388,7 +392,7 @@ struct Bench {
       int last = 0;
       auto run = [&](int64_t i) {
         last = static_cast<int>(i % sets);
-        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k, tf32);
+        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k, tf32, a_trans);
         if constexpr (!std::is_same<T, int8_t>::value) {
           if (act) {
             leaky_relu_kernel<T><<<std::min<uint64_t>((mn + 255) / 256, 8192), 256>>>(c + last * mn, mn);
@@ -427,7 +431,8 @@ struct Bench {
                     {"max_ms", *std::max_element(host.begin(), host.end()) * 1e3},
                     {"buffers", double(sets)},
                     {"warmup", double(opt.warmup)}};
-      r.label = std::string(gemm_label(T(), tf32)) + (act ? " + leaky_relu kernel" : "");
+      r.label = std::string(gemm_label(T(), tf32)) + (a_trans ? ", A^T (K x M stored, K contiguous)" : "") +
+                (act ? " + leaky_relu kernel" : "");
 
       // Check 16 entries of the last C against sums in double of the generator's values.
       const int P = 16;
@@ -443,7 +448,7 @@ struct Bench {
         double ref = 0.0;
         const uint64_t oa = uint64_t(last) * mk, ob = uint64_t(last) * kn;
         for (int64_t kk = 0; kk < sh.K; ++kk)
-          ref += to_double(random_element<T>(1, oa + ii + kk * sh.M)) *
+          ref += to_double(random_element<T>(1, oa + (a_trans ? kk + ii * sh.K : ii + kk * sh.M))) *
                  to_double(random_element<T>(2, ob + kk + jj * sh.K));
         if (act) ref = ref > 0.0 ? ref : 0.01 * ref;
         const double v = to_double(got);
@@ -590,7 +595,10 @@ int main(int argc, char** argv) {
         if (t == "f16") bench.run_one<__half>(sh, act);
         if (t == "bf16") bench.run_one<__nv_bfloat16>(sh, act);
         if (t == "tf32") bench.run_one<float>(sh, act, true);
-        if (t == "i8" && !act) bench.run_one<int8_t>(sh, act);
+        if (t == "i8" && !act) {
+          bench.run_one<int8_t>(sh, false);
+          bench.run_one<int8_t>(sh, false, false, true);
+        }
       }
     }
   cublasDestroy(bench.handle);
