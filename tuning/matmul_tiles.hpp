@@ -165,6 +165,8 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
                                  MmaFragTileShape<double, 128, 64, 16, 64, 32, 3, 1>,
+                                 MmaFragTileShape<double, 128, 64, 16, 32, 32, 3, 2>,  // trial: 8 warps
+                                 MmaFragTileShape<double, 128, 128, 16, 64, 32, 3, 1>,  // trial: 8 warps, 120 KB
                                  // f32 with TF32 math: 4 warps of 64 x 64, 108 KB; 8 warps of 64 x 32
                                  MmaFragTileShape<float, 128, 128, 32, 64, 64, 3, 1>,
                                  MmaFragTileShape<float, 128, 128, 32, 64, 32, 3, 1>,
