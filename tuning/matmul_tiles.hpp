@@ -162,11 +162,10 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
                                  WgmmaTileShape<128, 256, 64, 4>,           // 2 warpgroups, 193 KB (sm_90a)
                                  WgmmaTileShape<128, 128, 64, 3, 2>,        // 2 warpgroups, 97 KB, 2 teams/SM
-                                 // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB
+                                 // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
+                                 // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
                                  MmaFragTileShape<double, 128, 64, 16, 64, 32, 3, 1>,
-                                 MmaFragTileShape<double, 128, 64, 16, 32, 32, 3, 2>,  // trial: 8 warps
-                                 MmaFragTileShape<double, 128, 128, 16, 64, 32, 3, 1>,  // trial: 8 warps, 120 KB
                                  // f32 with TF32 math: 4 warps of 64 x 64, 108 KB; 8 warps of 64 x 32
                                  MmaFragTileShape<float, 128, 128, 32, 64, 64, 3, 1>,
                                  MmaFragTileShape<float, 128, 128, 32, 64, 32, 3, 1>,
