@@ -42,6 +42,8 @@ for tool in $tools; do
   rc=${PIPESTATUS[0]}
   errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$logdir/$tool.log" | tail -1)
   hazards=$(sed -n 's/^========= RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$logdir/$tool.log" | tail -1)
+  # racecheck prints "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)" instead
+  [ -z "$errors" ] && errors=$(sed -n 's/^========= RACECHECK SUMMARY: .*(\([0-9]*\) error.*/\1/p' "$logdir/$tool.log" | tail -1)
   line="$tool: exit $rc, ${errors:-?} errors${hazards:+, $hazards hazards}, $((SECONDS - t0)) s, log $logdir/$tool.log"
   summary+=("$line")
   # racecheck warnings (hazards that are not errors) are listed in the log, not a failure
