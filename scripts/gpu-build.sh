@@ -3,7 +3,9 @@
 # with .carry/gpu-build made here by scripts/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
 # (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
 #
-#   scripts/gpu-build.sh [build|test] [--mpi]   (default build; test = ./tk test --preset cuda)
+#   scripts/gpu-build.sh [build|test|sanitize] [--mpi]   (default build; test = ./tk test --preset cuda;
+#                                                       sanitize = test, then scripts/gpu-sanitize.sh
+#                                                       in the same call, logs in $OUT/sanitize)
 #
 # --mpi: the cuda-mpi preset (build/cuda-mpi), against the OpenMPI carried in .carry/gpu-build/mpi-debs,
 # unpacked into /tmp/tilekit-mpi and used relocated (OPAL_PREFIX). To run mpirun afterwards in the
@@ -14,7 +16,7 @@ cd "$(dirname "$0")/.."
 what=build
 mpi=()
 for a in "$@"; do
-  case $a in --mpi) mpi=(--mpi) ;; build|test) what=$a ;; *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;; esac
+  case $a in --mpi) mpi=(--mpi) ;; build|test|sanitize) what=$a ;; *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;; esac
 done
 carry=.carry/gpu-build
 [ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
@@ -39,8 +41,13 @@ echo "== Kokkos + Kokkos Kernels built in $((SECONDS - t0)) s"
 t1=$SECONDS
 ./tk build --preset cuda "${mpi[@]}" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
 echo "== cuda$([ ${#mpi[@]} -eq 0 ] || echo -mpi) preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = sanitize ]; then
   t2=$SECONDS
   ./tk test --preset cuda "${mpi[@]}"
   echo "== tests ran in $((SECONDS - t2)) s"
+fi
+if [ "$what" = sanitize ]; then
+  t3=$SECONDS
+  TILEKIT_BIN=build/cuda scripts/gpu-sanitize.sh "${OUT:-build}/sanitize"
+  echo "== compute-sanitizer ran in $((SECONDS - t3)) s"
 fi
