@@ -19,6 +19,7 @@
 #pragma once
 
 #include "kernels/matmul.hpp"
+#include "kernels/matmul_host_packed.hpp"
 #include "kernels/matmul_mma_sm80.hpp"
 #include "kernels/matmul_mma_sm80_f64_tf32_i8.hpp"
 #include "kernels/matmul_wgmma_sm90.hpp"
@@ -29,17 +30,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <fmt/format.h>
-
-// Full unrolling of the fixed-trip micro-tile loops, so that the TM x TN accumulators are registers
-// (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#define TILEKIT_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
-#define TILEKIT_HOST_GCC 1
-#define TILEKIT_UNROLL _Pragma("GCC unroll 16")
-#else
-#define TILEKIT_UNROLL
-#endif
 
 namespace tilekit {
 namespace detail {
@@ -286,77 +276,14 @@ struct BlockedMatmul {
   static void micro_kernel_simd(const compute*, const compute*, int, int, compute (&)[TM][TN], int) {}
 #endif
 
-  // Host epilogue of a micro-tile inside C with the activation fixed at compile time. relu and
-  // leaky_relu pick their result with a bit mask (select_bits), not a branch: the stores through C's
-  // pointer keep GCC from vectorizing these loops (and vectorizing them across a column of the
-  // micro-tile would gather), so `x > 0 ? x : 0` became a branch per element, mispredicted half the
-  // time on random signs: relu cost 5x the whole product at K = 16.
-  template <Activation ACT>
-  KOKKOS_INLINE_FUNCTION void store_interior(int64_t mi, int64_t nj, const compute (&acc)[TM][TN]) const {
-    const auto& c = p.c;
-    const compute alpha = p.alpha, beta = p.beta;
-    const bool read_c = beta != compute(0);  // beta == 0: C is not read
-    auto value = [&](compute ab, compute bj, const TOut& old) {
-      compute v = alpha * ab;
-      if (read_c) v += beta * convert<compute>(old);
-      v += bj;
-      if constexpr (ACT == Activation::relu) return convert<TOut>(select_bits(v > compute(0), v, compute(0)));
-      else if constexpr (ACT == Activation::leaky_relu && std::is_floating_point<compute>::value)
-        // (v times a selected factor: selecting between v and slope * v, GCC branched again)
-        return convert<TOut>(v * select_bits(v > compute(0), compute(1), compute(kLeakyReluSlope)));
-      else return convert<TOut>(activate_fixed<ACT>(v));
-    };
-    if (c.rs == 1) {  // column-major C: TM contiguous values per column
-      for (int j = 0; j < TN; ++j) {
-        TOut* col = c.data + mi + (nj + j) * c.cs;
-        const compute bj = p.bias ? p.bias[nj + j] : compute(0);
-        TILEKIT_UNROLL
-        for (int i = 0; i < TM; ++i) col[i] = value(acc[i][j], bj, col[i]);
-      }
-    } else {
-      for (int i = 0; i < TM; ++i) {
-        TOut* row = c.data + (mi + i) * c.rs + nj * c.cs;
-        TILEKIT_UNROLL
-        for (int j = 0; j < TN; ++j)
-          row[j * c.cs] = value(acc[i][j], p.bias ? p.bias[nj + j] : compute(0), row[j * c.cs]);
-      }
-    }
-  }
-
-  // Epilogue of one micro-tile: alpha/beta, bias, activation in the compute type, then the downcast.
-  // Rows and columns outside C are masked.
+  // Epilogue of one micro-tile (matmul_team.hpp): on hosts, micro-tiles inside C take the form
+  // without masks whose choices are made once per micro-tile.
   KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
                                       const compute (&acc)[TM][TN]) const {
-    const auto& c = p.c;
-    if constexpr (!kRegisterResident) {
-      // Host, micro-tile inside C: no masks, and the epilogue's choices (beta, bias, activation)
-      // made once per micro-tile, outside the element loops, so each loop is one straight-line
-      // form the compiler vectorizes; with a thin K this store is most of the work.
-      const int64_t mi = m0 + ty * TM, nj = n0 + tx * TN;
-      if (mi + TM <= p.M && nj + TN <= p.N) {
-        switch (p.act) {
-          case Activation::none: store_interior<Activation::none>(mi, nj, acc); return;
-          case Activation::relu: store_interior<Activation::relu>(mi, nj, acc); return;
-          case Activation::leaky_relu: store_interior<Activation::leaky_relu>(mi, nj, acc); return;
-          case Activation::silu: store_interior<Activation::silu>(mi, nj, acc); return;
-          case Activation::gelu: store_interior<Activation::gelu>(mi, nj, acc); return;
-        }
-      }
-    }
-    TILEKIT_UNROLL
-    for (int i = 0; i < TM; ++i) {
-      const int64_t gi = m0 + ty * TM + i;
-      TILEKIT_UNROLL
-      for (int j = 0; j < TN; ++j) {
-        const int64_t gj = n0 + tx * TN + j;
-        if (gi >= p.M || gj >= p.N) continue;  // predicated, not break: keeps the loops unrollable
-        compute v = p.alpha * acc[i][j];
-        TOut& out = c(gi, gj);
-        if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
-        if (p.bias) v += p.bias[gj];
-        out = convert<TOut>(activate(p.act, v));
-      }
-    }
+    if constexpr (kRegisterResident)
+      store_micro_tile_masked(p, m0 + ty * TM, n0 + tx * TN, acc);
+    else
+      store_micro_tile_host(p, m0 + ty * TM, n0 + tx * TN, acc);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -461,6 +388,7 @@ struct BlockedMatmul {
 /// the sm_90a kernel (matmul_wgmma_sm90.hpp); f16/bf16 tensor-core tiles the sm_80+ mma.sync kernel
 /// with ldmatrix (matmul_mma_sm80.hpp); f64, TF32 and i8 tensor-core tiles the sm_80+ mma.sync
 /// kernel with padded-scratch fragment loads (matmul_mma_sm80_f64_tf32_i8.hpp), all in the CUDA
+/// menu only; host packed tiles the BLIS-style host kernel (matmul_host_packed.hpp), in the host
 /// menu only; every other tile the portable SIMT kernel above. dispatch_tile instantiates a tile
 /// only for the input types it runs (Tile::runs). (Thin configs are not tiles: launch_matmul sends
 /// them to the thin kernel, matmul_thin.hpp.)
@@ -469,9 +397,11 @@ using MatmulFunctor = std::conditional_t<
     Tile::kernel == tuning::TileKernel::wgmma_sm90, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
     std::conditional_t<
         Tile::kernel == tuning::TileKernel::mma_sm80, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
-        std::conditional_t<Tile::kernel == tuning::TileKernel::mma_sm80_f64_tf32_i8,
-                           Sm80MmaF64Tf32I8Matmul<ExecSpace, Tile, TIn, TOut>,
-                           BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>;
+        std::conditional_t<
+            Tile::kernel == tuning::TileKernel::mma_sm80_f64_tf32_i8,
+            Sm80MmaF64Tf32I8Matmul<ExecSpace, Tile, TIn, TOut>,
+            std::conditional_t<Tile::kernel == tuning::TileKernel::host_packed,
+                               HostPackedMatmul<ExecSpace, Tile, TIn, TOut>, BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>>;
 
 template <class TIn, class TOut, class F>
 F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
@@ -664,6 +594,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   bool in_menu = false;
   bool needs_tf32 = false;
   int micro_tiles = 0;
+  int host_threads = 0;  // host backends: the most threads a team of this tile can keep busy
   std::size_t scratch = 0;
   int team_max = 0;
   detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
@@ -671,6 +602,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     in_menu = true;
     needs_tf32 = Tile::tf32;
     micro_tiles = Tile::micro_tiles;
+    host_threads = Tile::threads;
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     scratch = F::scratch_bytes();
     if (cfg.vector_length >= 1) {
@@ -684,10 +616,11 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
                        cfg.tile_name(), backend, allowed_tiles);
   if (!in_menu)
-    return fmt::format("config '{}': tile {} uses tensor cores for other input types than {}; allowed for {} "
-                       "inputs with math {}: {}",
-                       cfg.name(), cfg.tile_name(), dtype_name(in_type), dtype_name(in_type), math_name(p.math),
-                       tuning::menu_names(in_type, p.math));
+    return fmt::format("config '{}': tile {} {} for other input types than {}; allowed for {} inputs with math "
+                       "{}: {}",
+                       cfg.name(), cfg.tile_name(),
+                       cfg.mma ? "uses tensor cores" : "is shaped (vector registers per row)", dtype_name(in_type),
+                       dtype_name(in_type), math_name(p.math), tuning::menu_names(in_type, p.math));
   if (needs_tf32 && p.math != Math::tf32)
     return fmt::format("config '{}': tile {} runs f32 inputs on TF32 tensor cores (11-bit significands), an "
                        "opt-in: pass math tf32 (app: --math tf32) to allow it; allowed with IEEE f32: {}",
@@ -729,9 +662,9 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
       return fmt::format("config '{}': vector_length must be 1 on {} (host backends run vector lanes "
                          "sequentially in one thread; got {})",
                          cfg.name(), backend, cfg.vector_length);
-    if (cfg.team_size < 1 || cfg.team_size > micro_tiles)
-      return fmt::format("config '{}': team_size must be in 1..{} (the micro-tiles per team tile; got {})",
-                         cfg.name(), micro_tiles, cfg.team_size);
+    if (cfg.team_size < 1 || cfg.team_size > host_threads)
+      return fmt::format("config '{}': team_size must be in 1..{} (the threads one team tile can keep busy; got {})",
+                         cfg.name(), host_threads, cfg.team_size);
   }
   const int level = gpu ? 0 : 1;
   const std::string scratch_error = check_team_scratch(scratch, level);
@@ -758,12 +691,16 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
     using Tile = decltype(tile);
     using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
     const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
-    const int league = f.tiles_m * f.tiles_n;
-    typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
-    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
-    Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
-                                     dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name()),
-                         policy, f);
+    const std::string label = fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
+                                          dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name());
+    if constexpr (Tile::kernel == tuning::TileKernel::host_packed) {
+      detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
+    } else {
+      const int league = f.tiles_m * f.tiles_n;
+      typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+      policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+      Kokkos::parallel_for(label, policy, f);
+    }
   });
 }
 

@@ -1,8 +1,24 @@
-// Team-level helpers shared by the SIMT (matmul_impl.hpp) and tensor-core (matmul_mma_sm80.hpp)
-// matmul kernels.
+// Team-level helpers shared by the SIMT (matmul_impl.hpp), host packed (matmul_host_packed.hpp)
+// and tensor-core (matmul_mma_sm80.hpp, ...) matmul kernels.
 #pragma once
 
+#include "kernels/epilogue.hpp"
+#include "kernels/matmul.hpp"
+
 #include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+// Full unrolling of the fixed-trip micro-tile loops, so that the TM x TN accumulators are registers
+// (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define TILEKIT_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+#define TILEKIT_HOST_GCC 1
+#define TILEKIT_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TILEKIT_UNROLL
+#endif
 
 namespace tilekit {
 namespace detail {
@@ -25,6 +41,86 @@ KOKKOS_INLINE_FUNCTION void grouped_tile(int pid, int group_m, int tiles_m, int 
   const int group_rows = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
   tile_m = first_m + (pid % per_group) % group_rows;
   tile_n = (pid % per_group) / group_rows;
+}
+
+/// Epilogue of one TM x TN micro-tile at C(mi.., nj..): alpha/beta, bias, activation in the
+/// compute type, then the downcast; rows and columns outside C are masked.
+template <int TM, int TN, class TIn, class TOut, class Acc>
+KOKKOS_INLINE_FUNCTION void store_micro_tile_masked(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
+                                                    const Acc (&acc)[TM][TN]) {
+  using compute = typename TypeTraits<TIn>::compute;
+  TILEKIT_UNROLL
+  for (int i = 0; i < TM; ++i) {
+    const int64_t gi = mi + i;
+    TILEKIT_UNROLL
+    for (int j = 0; j < TN; ++j) {
+      const int64_t gj = nj + j;
+      if (gi >= p.M || gj >= p.N) continue;  // predicated, not break: keeps the loops unrollable
+      compute v = p.alpha * acc[i][j];
+      TOut& out = p.c(gi, gj);
+      if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
+      if (p.bias) v += p.bias[gj];
+      out = convert<TOut>(activate(p.act, v));
+    }
+  }
+}
+
+/// Host epilogue of a micro-tile inside C with the activation fixed at compile time. relu and
+/// leaky_relu pick their result with a bit mask (select_bits), not a branch: the stores through C's
+/// pointer keep GCC from vectorizing these loops (and vectorizing them across a column of the
+/// micro-tile would gather), so `x > 0 ? x : 0` became a branch per element, mispredicted half the
+/// time on random signs: relu cost 5x the whole product at K = 16.
+template <Activation ACT, int TM, int TN, class TIn, class TOut, class Acc>
+KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
+                                      const Acc (&acc)[TM][TN]) {
+  using compute = typename TypeTraits<TIn>::compute;
+  const auto& c = p.c;
+  const compute alpha = p.alpha, beta = p.beta;
+  const bool read_c = beta != compute(0);  // beta == 0: C is not read
+  auto value = [&](compute ab, compute bj, const TOut& old) {
+    compute v = alpha * ab;
+    if (read_c) v += beta * convert<compute>(old);
+    v += bj;
+    if constexpr (ACT == Activation::relu) return convert<TOut>(select_bits(v > compute(0), v, compute(0)));
+    else if constexpr (ACT == Activation::leaky_relu && std::is_floating_point<compute>::value)
+      // (v times a selected factor: selecting between v and slope * v, GCC branched again)
+      return convert<TOut>(v * select_bits(v > compute(0), compute(1), compute(kLeakyReluSlope)));
+    else return convert<TOut>(activate_fixed<ACT>(v));
+  };
+  if (c.rs == 1) {  // column-major C: TM contiguous values per column
+    for (int j = 0; j < TN; ++j) {
+      TOut* col = c.data + mi + (nj + j) * c.cs;
+      const compute bj = p.bias ? p.bias[nj + j] : compute(0);
+      TILEKIT_UNROLL
+      for (int i = 0; i < TM; ++i) col[i] = value(acc[i][j], bj, col[i]);
+    }
+  } else {
+    for (int i = 0; i < TM; ++i) {
+      TOut* row = c.data + (mi + i) * c.rs + nj * c.cs;
+      TILEKIT_UNROLL
+      for (int j = 0; j < TN; ++j)
+        row[j * c.cs] = value(acc[i][j], p.bias ? p.bias[nj + j] : compute(0), row[j * c.cs]);
+    }
+  }
+}
+
+/// Host epilogue of one micro-tile: inside C, no masks, and the epilogue's choices (beta, bias,
+/// activation) made once per micro-tile, outside the element loops, so each loop is one
+/// straight-line form the compiler vectorizes (with a thin K this store is most of the work);
+/// micro-tiles on C's edges take the masked form.
+template <int TM, int TN, class TIn, class TOut, class Acc>
+KOKKOS_INLINE_FUNCTION void store_micro_tile_host(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
+                                  const Acc (&acc)[TM][TN]) {
+  if (mi + TM <= p.M && nj + TN <= p.N) {
+    switch (p.act) {
+      case Activation::none: store_micro_tile_interior<Activation::none>(p, mi, nj, acc); return;
+      case Activation::relu: store_micro_tile_interior<Activation::relu>(p, mi, nj, acc); return;
+      case Activation::leaky_relu: store_micro_tile_interior<Activation::leaky_relu>(p, mi, nj, acc); return;
+      case Activation::silu: store_micro_tile_interior<Activation::silu>(p, mi, nj, acc); return;
+      case Activation::gelu: store_micro_tile_interior<Activation::gelu>(p, mi, nj, acc); return;
+    }
+  }
+  store_micro_tile_masked(p, mi, nj, acc);
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 namespace tilekit {
 namespace tuning {
@@ -28,9 +29,13 @@ constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
+// Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
+// team_size 1.
+constexpr const char* kHostDefault = "bm96_bn512_bk256_tm12_tn32_g8_t1_v1";
+constexpr const char* kHostF64Default = "bm96_bn256_bk256_tm12_tn16_g8_t1_v1";
 constexpr std::array<DefaultRow, 4> kDefaults{{
-    {"serial", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
-    {"openmp", "bm128_bn128_bk128_tm8_tn16_g8_t1_v1"},
+    {"serial", kHostDefault},
+    {"openmp", kHostDefault},
     {"cuda", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
     {"hip", "bm128_bn128_bk8_tm8_tn8_g8_t256_v1"},
 }};
@@ -50,8 +55,11 @@ constexpr int kThinHostTeamsPerThread = 4;
 // once (GPU: SMs, taken as concurrency / 2048; host: threads).
 constexpr std::array<const char*, 2> kGpuSmallerTiles{"bm64_bn64_bk16_tm4_tn4_g8_t256_v1",
                                                       "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
-constexpr std::array<const char*, 2> kHostSmallerTiles{"bm64_bn64_bk128_tm8_tn16_g8_t1_v1",
-                                                       "bm32_bn32_bk64_tm4_tn8_g8_t1_v1"};
+constexpr std::array<const char*, 1> kHostSmallerTiles{"bm48_bn128_bk256_tm12_tn32_g8_t1_v1"};
+constexpr std::array<const char*, 1> kHostF64SmallerTiles{"bm48_bn64_bk256_tm12_tn16_g8_t1_v1"};
+// Host: a tile whose teams are fewer than this many per thread leaves threads idle at the end (each
+// team is one thread's share of C: 3 teams on 2 threads run at 2/3 of the rate).
+constexpr int64_t kHostTeamsPerThread = 4;
 
 int64_t pow2_floor(int64_t v) {
   int64_t p = 1;
@@ -104,9 +112,11 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, Math
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
       const char* tc = backend == "cuda" ? cuda_tensor_core_default(input, math) : nullptr;
+      const bool host = backend == "serial" || backend == "openmp";
+      const char* name = tc ? tc : host && input == DType::f64 ? kHostF64Default : row.config;
       MatmulConfig c;
       std::string why;
-      if (!MatmulConfig::parse(tc ? tc : row.config, c, why)) throw std::logic_error(why);
+      if (!MatmulConfig::parse(name, c, why)) throw std::logic_error(why);
       return c;
     }
   }
@@ -142,11 +152,15 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
     return c;
   }
   if (base.mma) return base;
-  const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency;
+  const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency * kHostTeamsPerThread;
   auto teams = [&](const MatmulConfig& t) { return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
   if (teams(base) >= slots) return base;
   MatmulConfig best = base;
-  for (const char* name : gpu ? kGpuSmallerTiles : kHostSmallerTiles) {
+  std::vector<const char*> smaller;
+  if (gpu) smaller.assign(kGpuSmallerTiles.begin(), kGpuSmallerTiles.end());
+  else if (input == DType::f64) smaller.assign(kHostF64SmallerTiles.begin(), kHostF64SmallerTiles.end());
+  else smaller.assign(kHostSmallerTiles.begin(), kHostSmallerTiles.end());
+  for (const char* name : smaller) {
     MatmulConfig t = base;
     if (!MatmulConfig::parse(name, t, why)) throw std::logic_error(why);
     best = t;

@@ -17,7 +17,7 @@ namespace tilekit {
 namespace tuning {
 
 /// The kernel a menu entry runs (the choice is made in kernels/matmul_impl.hpp, MatmulFunctor).
-enum class TileKernel { simt, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
+enum class TileKernel { simt, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
 
 /// A team computes a BM x BN tile of C, stepping K by BK (A and B tiles of BM x BK and BK x BN are
 /// staged in team scratch); the micro-kernel accumulates a TM x TN block of C in registers.
@@ -136,6 +136,33 @@ struct MmaFragTileShape {
   }
 };
 
+/// A tile of the host packed kernel (kernels/matmul_host_packed.hpp; Serial, OpenMP): a team (one
+/// thread) computes a BM x BN tile of C [BLIS: MC x NC] from operands packed once per call, K in
+/// panels of BK [KC]; the micro-kernel holds TM x TN [MR x NR] accumulators in vector registers.
+/// COMPUTE_BYTES: the size of the compute type the tile is shaped for (4: f32, f16, bf16, i8 with
+/// their f32/i32 accumulation; 8: f64), since TN spans a whole number of vector registers.
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int COMPUTE_BYTES>
+struct HostPackedTileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int TM = TM_;  ///< micro-tile rows [MR]
+  static constexpr int TN = TN_;  ///< micro-tile columns [NR]
+  static constexpr bool mma = false;
+  static constexpr bool wgmma = false;
+  static constexpr TileKernel kernel = TileKernel::host_packed;
+  static constexpr bool tf32 = false;
+  static constexpr bool runs(DType in) { return (in == DType::f64) == (COMPUTE_BYTES == 8); }
+  static constexpr int micro_tiles = (BM / TM) * (BN / TN);
+  /// An upper bound of the team size (team threads split the NR-column slivers).
+  static constexpr int threads = BN / TN;
+  static_assert(BM % TM == 0 && BN % TN == 0, "micro-tile must divide the team tile");
+
+  static MatmulConfig config() {
+    MatmulConfig c;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN;
+    return c;
+  }
+};
+
 template <class... Tiles>
 struct TileList {};
 
@@ -173,12 +200,16 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 64, 4, 1>,
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 32, 4, 1>>;
 
-/// Host menu (Serial, OpenMP). A team is one or a few CPU threads that walk the micro-tiles of the
-/// team tile; BK is deep so a staged A/B pair fits L2 and the TN-wide inner loop vectorises
-/// (16 f32 = one AVX-512 register).
-using HostMatmulTiles = TileList<TileShape<64, 64, 128, 8, 16>,    // As+Bs 68 KB (f32)
-                                 TileShape<128, 128, 128, 8, 16>,  // default: As+Bs+sums 200 KB (f32)
-                                 TileShape<32, 32, 64, 4, 8>>;     // small problems
+/// Host menu (Serial, OpenMP): the packed kernel's tiles (kernels/matmul_host_packed.hpp). The
+/// micro-tiles are 12 rows x 2 AVX-512 vectors (24 accumulators: FMA latency x 2 FMA pipes with
+/// room to spare; 8x16 and 4x64 were 15-25% slower in a micro-kernel test on the 2-core EPYC,
+/// docs/perf-notes.md section 9). BK x TN of B (32 KB) stays in L1, BM x BK of A (96-192 KB) in L2;
+/// BM x BN of running sums in team scratch. Per compute size: 4 bytes (f32, f16, bf16, i8), 8 (f64).
+/// The small tiles: more teams than threads for problems of a few hundred.
+using HostMatmulTiles = TileList<HostPackedTileShape<96, 512, 256, 12, 32, 4>,  // default f32 / f16 / bf16 / i8
+                                 HostPackedTileShape<48, 128, 256, 12, 32, 4>,  // small problems
+                                 HostPackedTileShape<96, 256, 256, 12, 16, 8>,  // default f64
+                                 HostPackedTileShape<48, 64, 256, 12, 16, 8>>;  // small problems, f64
 
 /// The thin kernel (kernels/matmul_thin.hpp), for M or N up to kThinMaxRows: the thin side of C
 /// (its "rows") is held whole in each thread's registers, rounded up to one of kThinRowClasses

@@ -1,0 +1,319 @@
+// Host (Serial, OpenMP) matmul in BLIS's loop structure: packed operands and a register micro-kernel
+// sized to the vector register file. Compiled into the host menu only (tuning/matmul_tiles.hpp,
+// HostPackedTileShape); the choice of this kernel is made in MatmulFunctor (matmul_impl.hpp).
+//
+// Loop nest, outermost first (BLIS names in brackets):
+//   pack    : two labelled parallel_for passes copy op(A) and op(B) once into a workspace, converted
+//             to the compute type (f16/bf16 -> f32 here, so the micro-kernel is the f32 one):
+//             A as MR-row slivers [kt][sliver][k][MR], B as NR-column slivers [kt][sliver][k][NR],
+//             K in panels of BK [KC]; slivers past M or N are zero-padded. Each B panel is packed
+//             once and read by every team of its column of C tiles (BLIS packs B per KC x NC panel
+//             shared by the threads; A per thread: here A is packed once for all N tiles too).
+//   league  : one team per BM x BN tile of C [MC x NC], grouped order; a team is one OpenMP thread.
+//   kt      : K panels of BK [pc loop]; running sums of the tile wait in a BM x BN compute-typed
+//             tile in team scratch between panels (L2), so f16/bf16 outputs never hold partial sums.
+//   jr      : NR-column slivers of the B panel [jr loop]: one sliver (BK x NR) stays in L1 ...
+//   ir      : ... while the MR-row slivers of the A panel (BM x BK, in L2) stream past it [ir loop].
+//   k       : the micro-kernel: MR x NR accumulators in vector registers, one rank-1 update per k
+//             (NR / W vector loads of B, MR broadcasts of A, MR x NR / W vector FMAs).
+// The epilogue (alpha/beta, bias, activation) is applied to the micro-tile in registers after the
+// last panel, before it is stored (matmul_team.hpp, store_micro_tile_host).
+//
+// Why not the SIMT kernel's staging (matmul_impl.hpp, host branch): there every team re-staged its
+// A and B tiles per K step (B once per tile row of C), and its 8x16 micro-tile held 8 accumulators,
+// no more than the FMA latency x throughput of this CPU: docs/perf-notes.md section 9.
+#pragma once
+
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_team.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__GNUC__) && !defined(__NVCC__) && !defined(__HIPCC__) && defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace tilekit {
+namespace detail {
+
+/// A host buffer of at least `bytes` bytes, 64-byte aligned, owned by the calling thread and reused
+/// by its later calls (grown, never shrunk, freed at thread exit): the packed operands of host
+/// matmuls (kernels/memory.cpp). Throws InsufficientMemory when the allocation fails.
+void* host_pack_workspace(std::size_t bytes);
+
+/// The packed layout of one operand: `slivers` slivers of `width` (MR or NR) lanes, over K in panels
+/// of `depth` (BK, a multiple of kgroup). Panel kt starts at kt * depth * slivers * width and holds
+/// its slivers one after the other, each of kn = min(depth, K - kt * depth) values of k per lane,
+/// rounded up to whole groups of `kgroup` consecutive k values (1, or 2 for the bf16 dot product:
+/// element (k, lane) at ((k / kgroup) * width + lane) * kgroup + k % kgroup; padding k values are 0).
+struct PackedLayout {
+  int64_t slivers = 0;
+  int width = 0, depth = 0, kgroup = 1;
+  int64_t K = 0;
+  int64_t panels() const { return K > 0 ? (K + depth - 1) / depth : 0; }
+  int64_t elems() const { return slivers * width * padded(K); }
+  KOKKOS_INLINE_FUNCTION int64_t padded(int64_t k) const { return (k + kgroup - 1) / kgroup * kgroup; }
+  KOKKOS_INLINE_FUNCTION int64_t panel_offset(int64_t kt) const { return kt * depth * slivers * width; }
+  KOKKOS_INLINE_FUNCTION int depth_of(int64_t kt) const {
+    return static_cast<int>(K - kt * depth < depth ? K - kt * depth : depth);
+  }
+  /// Elements of one sliver in panel kt.
+  KOKKOS_INLINE_FUNCTION int64_t sliver_elems(int64_t kt) const { return padded(depth_of(kt)) * width; }
+};
+
+/// What the micro-kernel reads: the compute type (f16/bf16 converted while packing, so their
+/// micro-kernel is the f32 one), except bf16 on CPUs with AVX-512 BF16, which keeps the bf16 bits in
+/// pairs of consecutive k for vdpbf16ps (f32 accumulation of bf16 products, twice the FMA rate).
+#if defined(TILEKIT_HOST_GCC) && defined(__AVX512BF16__) && defined(__AVX512F__)
+#define TILEKIT_HOST_BF16_DOT 1
+#endif
+template <class TIn>
+struct HostPacking {
+  using compute = typename TypeTraits<TIn>::compute;
+#if defined(TILEKIT_HOST_BF16_DOT)
+  static constexpr bool bf16_dot = std::is_same<TIn, bf16>::value;
+#else
+  static constexpr bool bf16_dot = false;
+#endif
+  using type = std::conditional_t<bf16_dot, uint16_t, compute>;
+  static constexpr int kgroup = bf16_dot ? 2 : 1;
+  static type pack(const TIn& x) {
+    if constexpr (bf16_dot) return x.bits;
+    else return convert<compute>(x);
+  }
+};
+
+/// Packs op(A) (MR-row slivers, LANES = MR) or op(B)^T (NR-column slivers: pass the transpose
+/// view, so both are "rows of a matrix along K"): work item w = (panel, sliver). Rows of the sliver
+/// contiguous along the sliver (column-major A, row-major B) are copied a k at a time; rows
+/// contiguous along K are transposed into the sliver; other strides take element-wise reads.
+template <class ExecSpace, class TIn, int LANES>
+struct PackSlivers {
+  using Packing = HostPacking<TIn>;
+  using pack_t = typename Packing::type;
+  static constexpr int KG = Packing::kgroup;
+  StridedMatrix<const TIn> src;  // rows = the sliver dimension (M or N), cols = K
+  pack_t* dst;
+  PackedLayout layout;
+
+  static int64_t at(int k, int r) { return (int64_t(k / KG) * LANES + r) * KG + k % KG; }
+
+  void operator()(int64_t w) const {
+    const int64_t kt = w / layout.slivers, s = w % layout.slivers;
+    const int kn = layout.depth_of(kt);
+    const int kpad = static_cast<int>(layout.padded(kn));
+    const int64_t r0 = s * LANES, k0 = kt * layout.depth;
+    pack_t* out = dst + layout.panel_offset(kt) + s * layout.sliver_elems(kt);
+    const int rows = static_cast<int>(std::min<int64_t>(LANES, src.rows - r0));
+    if (rows == LANES && src.rs == 1) {  // the sliver's LANES values of one k are contiguous
+      for (int k = 0; k < kn; ++k) {
+        const TIn* in = src.data + r0 + (k0 + k) * src.cs;
+        for (int r = 0; r < LANES; ++r) out[at(k, r)] = Packing::pack(in[r]);
+      }
+    } else if (src.cs == 1) {  // each row contiguous along K: transposed into the sliver
+      for (int r = 0; r < rows; ++r) {
+        const TIn* in = src.data + (r0 + r) * src.rs + k0;
+        for (int k = 0; k < kn; ++k) out[at(k, r)] = Packing::pack(in[k]);
+      }
+      for (int k = 0; k < kn; ++k)
+        for (int r = rows; r < LANES; ++r) out[at(k, r)] = pack_t(0);
+    } else {
+      for (int k = 0; k < kn; ++k)
+        for (int r = 0; r < LANES; ++r) out[at(k, r)] = r < rows ? Packing::pack(src(r0 + r, k0 + k)) : pack_t(0);
+    }
+    for (int k = kn; k < kpad; ++k)  // the rest of the last k group
+      for (int r = 0; r < LANES; ++r) out[at(k, r)] = pack_t(0);
+  }
+};
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct HostPackedMatmul {
+  using compute = typename TypeTraits<TIn>::compute;
+  using pack_t = typename HostPacking<TIn>::type;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
+  static_assert(BK % HostPacking<TIn>::kgroup == 0, "panels of whole k groups");
+  static constexpr int MR = Tile::TM, NR = Tile::TN;
+  static constexpr int kSliversM = BM / MR, kSliversN = BN / NR;
+  static constexpr int kScratchLevel = 1;  // host: level 1 (level 0 is capped at 32 KB)
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m = 1;
+  int tiles_m = 0, tiles_n = 0;
+  int vector_length = 1;
+  int nthreads = 1;
+  const pack_t* a_packed = nullptr;
+  const pack_t* b_packed = nullptr;
+  PackedLayout a_layout, b_layout;
+
+  /// Team scratch: the BM x BN running sums, 64-byte aligned.
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(BM) * BN * sizeof(compute) + 64;
+  }
+
+  // The micro-kernel: acc (MR x NR, row-major) = acc_in (or 0) + A sliver x B sliver over kn steps.
+  // GCC vector extensions: each row of the micro-tile is NV vectors of W lanes; per k, NV loads of
+  // B, MR broadcasts of A and MR x NV FMAs into accumulators that stay in registers (MR x NV = 24 of
+  // the 32 AVX-512 registers for the menu's 12 x 2-vector shapes). Other compilers: plain loops.
+#if defined(TILEKIT_HOST_GCC)
+#if defined(__AVX512F__)
+  static constexpr int kSimdBytes = 64;
+#elif defined(__AVX__)
+  static constexpr int kSimdBytes = 32;
+#else
+  static constexpr int kSimdBytes = 16;
+#endif
+  static_assert((NR * sizeof(compute)) % kSimdBytes == 0, "NR must be whole vectors");
+  static constexpr int NV = int(NR * sizeof(compute) / kSimdBytes);
+  typedef compute simd_t __attribute__((vector_size(kSimdBytes)));
+  typedef compute simd_u __attribute__((vector_size(kSimdBytes), aligned(alignof(compute))));
+
+  // noinline: a separate function keeps the accumulators in registers (inlined into the team loop,
+  // GCC spilled them).
+  __attribute__((noinline)) static void micro_kernel(int kn, const compute* __restrict a, const compute* __restrict b,
+                                                     const compute* acc_in, compute* acc_out) {
+    simd_t v[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w)
+        v[i][w] = acc_in ? reinterpret_cast<const simd_u*>(acc_in + i * NR)[w] : simd_t{};
+    for (int k = 0; k < kn; ++k) {  // rank-1 updates along the panel's depth
+      simd_t bv[NV];
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) bv[w] = reinterpret_cast<const simd_u*>(b + k * NR)[w];
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        const simd_t av = a[k * MR + i] - simd_t{};  // broadcast (x - 0 == x for every x)
+#pragma GCC unroll 8
+        for (int w = 0; w < NV; ++w) v[i][w] += av * bv[w];
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) reinterpret_cast<simd_u*>(acc_out + i * NR)[w] = v[i][w];
+  }
+#if defined(TILEKIT_HOST_BF16_DOT)
+  // bf16 with AVX-512 BF16: per pair of k, one vdpbf16ps per accumulator adds both products of
+  // its lane (B vector: 16 lanes x 2 k values; A: one lane's 2 k values broadcast as 32 bits).
+  static_assert(!HostPacking<TIn>::bf16_dot || kSimdBytes == 64, "AVX-512 vectors");
+  __attribute__((noinline)) static void micro_kernel(int kn, const uint16_t* __restrict a,
+                                                     const uint16_t* __restrict b, const float* acc_in,
+                                                     float* acc_out) {
+    __m512 v[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) v[i][w] = acc_in ? _mm512_loadu_ps(acc_in + i * NR + w * 16) : _mm512_setzero_ps();
+    for (int kp = 0; kp < (kn + 1) / 2; ++kp) {  // pairs of k (an odd kn's last pair is padded with 0)
+      __m512bh bv[NV];
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) bv[w] = (__m512bh)_mm512_loadu_si512(b + (kp * NR + w * 16) * 2);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        int32_t pair;
+        __builtin_memcpy(&pair, a + (kp * MR + i) * 2, 4);
+        const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+#pragma GCC unroll 8
+        for (int w = 0; w < NV; ++w) v[i][w] = _mm512_dpbf16_ps(v[i][w], av, bv[w]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) _mm512_storeu_ps(acc_out + i * NR + w * 16, v[i][w]);
+  }
+#endif
+#else
+  static void micro_kernel(int kn, const compute* a, const compute* b, const compute* acc_in, compute* acc_out) {
+    compute v[MR][NR];
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) v[i][j] = acc_in ? acc_in[i * NR + j] : compute(0);
+    for (int k = 0; k < kn; ++k)
+      for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) v[i][j] += a[k * MR + i] * b[k * NR + j];
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc_out[i * NR + j] = v[i][j];
+  }
+#endif
+
+  void operator()(const member_type& team) const {
+    int tile_m, tile_n;  // grouped order: consecutive teams read the same B panels
+    grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+    const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+    const int level = kScratchLevel;
+    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
+    compute* sums = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 63) & ~uintptr_t(63));
+    // Slivers of this tile inside the packed operands (the last tile of a row or column has fewer).
+    const int sm = static_cast<int>(std::min<int64_t>(kSliversM, a_layout.slivers - int64_t(tile_m) * kSliversM));
+    const int sn = static_cast<int>(std::min<int64_t>(kSliversN, b_layout.slivers - int64_t(tile_n) * kSliversN));
+    const int64_t panels = std::max<int64_t>(a_layout.panels(), 1);  // K == 0: one empty panel, the epilogue
+    const int tid = team.team_rank(), nthr = team.team_size();
+    alignas(64) compute acc[MR][NR];
+    for (int64_t kt = 0; kt < panels; ++kt) {
+      const int kn = p.K > 0 ? a_layout.depth_of(kt) : 0;
+      const bool first = kt == 0, last = kt + 1 == panels;
+      const int64_t a_sliver = p.K > 0 ? a_layout.sliver_elems(kt) : 0, b_sliver = p.K > 0 ? b_layout.sliver_elems(kt) : 0;
+      const pack_t* a_panel = p.K > 0 ? a_packed + a_layout.panel_offset(kt) + int64_t(tile_m) * kSliversM * a_sliver : nullptr;
+      const pack_t* b_panel = p.K > 0 ? b_packed + b_layout.panel_offset(kt) + int64_t(tile_n) * kSliversN * b_sliver : nullptr;
+      for (int jr = tid; jr < sn; jr += nthr) {  // B sliver in L1 ...
+        for (int ir = 0; ir < sm; ++ir) {        // ... A slivers stream past it
+          compute* tile_sums = sums + (ir * kSliversN + jr) * (MR * NR);
+          micro_kernel(kn, a_panel + ir * a_sliver, b_panel + jr * b_sliver, first ? nullptr : tile_sums,
+                       last ? &acc[0][0] : tile_sums);
+          if (last) store_micro_tile_host(p, m0 + ir * MR, n0 + jr * NR, acc);
+        }
+      }
+    }
+  }
+};
+
+/// Packs op(A) and op(B) into the calling thread's workspace and runs the team kernel: the launch
+/// of every HostPackedTileShape tile (launch_matmul).
+template <class ExecSpace, class Tile, class TIn, class TOut>
+void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, int team_size,
+                        const ExecSpace& space, const std::string& label) {
+  using F = HostPackedMatmul<ExecSpace, Tile, TIn, TOut>;
+  using pack_t = typename F::pack_t;
+  constexpr int kg = HostPacking<TIn>::kgroup;
+  F f = f0;
+  const auto& p = f.p;
+  f.a_layout = PackedLayout{(p.M + F::MR - 1) / F::MR, F::MR, F::BK, kg, p.K};
+  f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K};
+  if (p.K > 0) {
+    const std::size_t a_elems = std::size_t(f.a_layout.elems()), b_elems = std::size_t(f.b_layout.elems());
+    const std::size_t a_bytes = (a_elems * sizeof(pack_t) + 63) / 64 * 64;
+    char* ws = static_cast<char*>(host_pack_workspace(a_bytes + b_elems * sizeof(pack_t)));
+    pack_t* ap = reinterpret_cast<pack_t*>(ws);
+    pack_t* bp = reinterpret_cast<pack_t*>(ws + a_bytes);
+    // op(B)^T: N x K, so its N-slivers pack like A's M-slivers.
+    const StridedMatrix<const TIn> bt = p.b.transposed();
+    using RP = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
+    const std::string in = dtype_name(TypeTraits<TIn>::dtype);
+    Kokkos::parallel_for("tilekit::matmul_pack_a_" + in, RP(space, 0, f.a_layout.panels() * f.a_layout.slivers),
+                         PackSlivers<ExecSpace, TIn, F::MR>{p.a, ap, f.a_layout});
+    Kokkos::parallel_for("tilekit::matmul_pack_b_" + in, RP(space, 0, f.b_layout.panels() * f.b_layout.slivers),
+                         PackSlivers<ExecSpace, TIn, F::NR>{bt, bp, f.b_layout});
+    f.a_packed = ap;
+    f.b_packed = bp;
+  }
+  typename F::policy_type policy(space, f.tiles_m * f.tiles_n, team_size, 1);
+  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+  Kokkos::parallel_for(label, policy, f);
+  // The workspace is reused by this thread's next call: the kernel must be done with it. (A fence
+  // on host backends costs nothing measurable next to a matmul; async callers get host-synchronous
+  // behaviour here, as Kokkos' host backends already are.)
+  space.fence();
+}
+
+}  // namespace detail
+}  // namespace tilekit
