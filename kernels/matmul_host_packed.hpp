@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #if defined(__GNUC__) && !defined(__NVCC__) && !defined(__HIPCC__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -153,6 +154,9 @@ struct HostPackedMatmul {
   const pack_t* a_packed = nullptr;
   const pack_t* b_packed = nullptr;
   PackedLayout a_layout, b_layout;
+  /// p is the transposed product C^T = op(B)^T op(A)^T of the caller's column-major C (so that
+  /// the micro-tile's vectors run along C's contiguous dimension); the bias is then per row of p.c.
+  bool transposed = false;
 
   /// Team scratch: the BM x BN running sums, 64-byte aligned.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
@@ -270,7 +274,7 @@ struct HostPackedMatmul {
           compute* tile_sums = sums + (ir * kSliversN + jr) * (MR * NR);
           micro_kernel(kn, a_panel + ir * a_sliver, b_panel + jr * b_sliver, first ? nullptr : tile_sums,
                        last ? &acc[0][0] : tile_sums);
-          if (last) store_micro_tile_host(p, m0 + ir * MR, n0 + jr * NR, acc);
+          if (last) store_micro_tile_host(p, m0 + ir * MR, n0 + jr * NR, acc, transposed);
         }
       }
     }
@@ -286,6 +290,20 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
   using pack_t = typename F::pack_t;
   constexpr int kg = HostPacking<TIn>::kgroup;
   F f = f0;
+  if (f.p.c.rs == 1 && f.p.c.cs != 1) {
+    // Column-major C: compute C^T = op(B)^T op(A)^T into the row-major C^T. The micro-tile's rows
+    // are NR-wide vectors, so its stores are then contiguous; stored column by column they were
+    // strided scalar stores, half the time of a 256^3 product (docs/perf-notes.md section 9).
+    auto& q = f.p;
+    std::swap(q.M, q.N);
+    const auto a = q.a;
+    q.a = q.b.transposed();
+    q.b = a.transposed();
+    q.c = q.c.transposed();
+    f.transposed = true;
+    f.tiles_m = static_cast<int>((q.M + F::BM - 1) / F::BM);
+    f.tiles_n = static_cast<int>((q.N + F::BN - 1) / F::BN);
+  }
   const auto& p = f.p;
   f.a_layout = PackedLayout{(p.M + F::MR - 1) / F::MR, F::MR, F::BK, kg, p.K};
   f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K};

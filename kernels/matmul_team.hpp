@@ -44,10 +44,11 @@ KOKKOS_INLINE_FUNCTION void grouped_tile(int pid, int group_m, int tiles_m, int 
 }
 
 /// Epilogue of one TM x TN micro-tile at C(mi.., nj..): alpha/beta, bias, activation in the
-/// compute type, then the downcast; rows and columns outside C are masked.
+/// compute type, then the downcast; rows and columns outside C are masked. bias_rows: the bias is
+/// indexed by the row (a kernel that computes C^T = op(B)^T op(A)^T of a column-major C).
 template <int TM, int TN, class TIn, class TOut, class Acc>
 KOKKOS_INLINE_FUNCTION void store_micro_tile_masked(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
-                                                    const Acc (&acc)[TM][TN]) {
+                                                    const Acc (&acc)[TM][TN], bool bias_rows = false) {
   using compute = typename TypeTraits<TIn>::compute;
   TILEKIT_UNROLL
   for (int i = 0; i < TM; ++i) {
@@ -59,7 +60,7 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_masked(const MatmulProblem<TIn, TOu
       compute v = p.alpha * acc[i][j];
       TOut& out = p.c(gi, gj);
       if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
-      if (p.bias) v += p.bias[gj];
+      if (p.bias) v += p.bias[bias_rows ? gi : gj];
       out = convert<TOut>(activate(p.act, v));
     }
   }
@@ -72,7 +73,7 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_masked(const MatmulProblem<TIn, TOu
 /// time on random signs: relu cost 5x the whole product at K = 16.
 template <Activation ACT, int TM, int TN, class TIn, class TOut, class Acc>
 KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
-                                      const Acc (&acc)[TM][TN]) {
+                                                      const Acc (&acc)[TM][TN], bool bias_rows) {
   using compute = typename TypeTraits<TIn>::compute;
   const auto& c = p.c;
   const compute alpha = p.alpha, beta = p.beta;
@@ -90,16 +91,18 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, T
   if (c.rs == 1) {  // column-major C: TM contiguous values per column
     for (int j = 0; j < TN; ++j) {
       TOut* col = c.data + mi + (nj + j) * c.cs;
-      const compute bj = p.bias ? p.bias[nj + j] : compute(0);
+      const compute bj = p.bias && !bias_rows ? p.bias[nj + j] : compute(0);
       TILEKIT_UNROLL
-      for (int i = 0; i < TM; ++i) col[i] = value(acc[i][j], bj, col[i]);
+      for (int i = 0; i < TM; ++i)
+        col[i] = value(acc[i][j], p.bias && bias_rows ? p.bias[mi + i] : bj, col[i]);
     }
   } else {
     for (int i = 0; i < TM; ++i) {
       TOut* row = c.data + (mi + i) * c.rs + nj * c.cs;
+      const compute bi = p.bias && bias_rows ? p.bias[mi + i] : compute(0);
       TILEKIT_UNROLL
       for (int j = 0; j < TN; ++j)
-        row[j * c.cs] = value(acc[i][j], p.bias ? p.bias[nj + j] : compute(0), row[j * c.cs]);
+        row[j * c.cs] = value(acc[i][j], p.bias && !bias_rows ? p.bias[nj + j] : bi, row[j * c.cs]);
     }
   }
 }
@@ -110,17 +113,19 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, T
 /// micro-tiles on C's edges take the masked form.
 template <int TM, int TN, class TIn, class TOut, class Acc>
 KOKKOS_INLINE_FUNCTION void store_micro_tile_host(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
-                                  const Acc (&acc)[TM][TN]) {
+                                                  const Acc (&acc)[TM][TN], bool bias_rows = false) {
   if (mi + TM <= p.M && nj + TN <= p.N) {
     switch (p.act) {
-      case Activation::none: store_micro_tile_interior<Activation::none>(p, mi, nj, acc); return;
-      case Activation::relu: store_micro_tile_interior<Activation::relu>(p, mi, nj, acc); return;
-      case Activation::leaky_relu: store_micro_tile_interior<Activation::leaky_relu>(p, mi, nj, acc); return;
-      case Activation::silu: store_micro_tile_interior<Activation::silu>(p, mi, nj, acc); return;
-      case Activation::gelu: store_micro_tile_interior<Activation::gelu>(p, mi, nj, acc); return;
+      case Activation::none: store_micro_tile_interior<Activation::none>(p, mi, nj, acc, bias_rows); return;
+      case Activation::relu: store_micro_tile_interior<Activation::relu>(p, mi, nj, acc, bias_rows); return;
+      case Activation::leaky_relu:
+        store_micro_tile_interior<Activation::leaky_relu>(p, mi, nj, acc, bias_rows);
+        return;
+      case Activation::silu: store_micro_tile_interior<Activation::silu>(p, mi, nj, acc, bias_rows); return;
+      case Activation::gelu: store_micro_tile_interior<Activation::gelu>(p, mi, nj, acc, bias_rows); return;
     }
   }
-  store_micro_tile_masked(p, mi, nj, acc);
+  store_micro_tile_masked(p, mi, nj, acc, bias_rows);
 }
 
 }  // namespace detail
