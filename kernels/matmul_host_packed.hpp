@@ -57,22 +57,36 @@ struct PackedLayout {
   int64_t slivers = 0;
   int width = 0, depth = 0, kgroup = 1;
   int64_t K = 0;
+  int extra = 0;  ///< elements after each sliver (i8 with VNNI: the sliver's column sums, NR int32)
   int64_t panels() const { return K > 0 ? (K + depth - 1) / depth : 0; }
-  int64_t elems() const { return slivers * width * padded(K); }
+  int64_t elems() const { return K > 0 ? panel_offset(panels() - 1) + slivers * sliver_elems(panels() - 1) : 0; }
   KOKKOS_INLINE_FUNCTION int64_t padded(int64_t k) const { return (k + kgroup - 1) / kgroup * kgroup; }
-  KOKKOS_INLINE_FUNCTION int64_t panel_offset(int64_t kt) const { return kt * depth * slivers * width; }
+  KOKKOS_INLINE_FUNCTION int64_t panel_offset(int64_t kt) const {
+    return kt * slivers * (int64_t(depth) * width + extra);
+  }
   KOKKOS_INLINE_FUNCTION int depth_of(int64_t kt) const {
     return static_cast<int>(K - kt * depth < depth ? K - kt * depth : depth);
   }
   /// Elements of one sliver in panel kt.
-  KOKKOS_INLINE_FUNCTION int64_t sliver_elems(int64_t kt) const { return padded(depth_of(kt)) * width; }
+  KOKKOS_INLINE_FUNCTION int64_t sliver_elems(int64_t kt) const { return padded(depth_of(kt)) * width + extra; }
 };
 
 /// What the micro-kernel reads: the compute type (f16/bf16 converted while packing, so their
-/// micro-kernel is the f32 one), except bf16 on CPUs with AVX-512 BF16, which keeps the bf16 bits in
-/// pairs of consecutive k for vdpbf16ps (f32 accumulation of bf16 products, twice the FMA rate).
-#if defined(TILEKIT_HOST_GCC) && defined(__AVX512BF16__) && defined(__AVX512F__)
+/// micro-kernel is the f32 one), except
+/// - bf16 on CPUs with AVX-512 BF16: the bf16 bits in pairs of consecutive k for vdpbf16ps (f32
+///   accumulation of bf16 products, twice the FMA rate);
+/// - i8 on CPUs with AVX-512 VNNI: bytes in groups of 4 consecutive k for vpdpbusd (four 8-bit
+///   products summed into i32 per lane: 4x the lanes of an i32 multiply-add). vpdpbusd multiplies
+///   unsigned by signed bytes, so A is packed as a + 128 (its bits with the top bit flipped) and
+///   each B sliver carries 128 x its column sums over the panel, which the micro-kernel subtracts:
+///   sum (a + 128) b - 128 sum b = sum a b, exactly (i32 arithmetic wraps the same way either way).
+#if defined(TILEKIT_HOST_GCC) && defined(__AVX512F__)
+#if defined(__AVX512BF16__)
 #define TILEKIT_HOST_BF16_DOT 1
+#endif
+#if defined(__AVX512VNNI__)
+#define TILEKIT_HOST_I8_DOT 1
+#endif
 #endif
 template <class TIn>
 struct HostPacking {
@@ -82,10 +96,19 @@ struct HostPacking {
 #else
   static constexpr bool bf16_dot = false;
 #endif
-  using type = std::conditional_t<bf16_dot, uint16_t, compute>;
-  static constexpr int kgroup = bf16_dot ? 2 : 1;
+#if defined(TILEKIT_HOST_I8_DOT)
+  static constexpr bool i8_dot = std::is_same<TIn, int8_t>::value;
+#else
+  static constexpr bool i8_dot = false;
+#endif
+  using type = std::conditional_t<bf16_dot, uint16_t, std::conditional_t<i8_dot, int8_t, compute>>;
+  static constexpr int kgroup = bf16_dot ? 2 : i8_dot ? 4 : 1;
+  /// Elements after each B sliver: NR int32 column sums (i8 dot product).
+  static constexpr int b_extra(int nr) { return i8_dot ? nr * 4 : 0; }
+  template <bool IS_A>
   static type pack(const TIn& x) {
     if constexpr (bf16_dot) return x.bits;
+    else if constexpr (i8_dot) return IS_A ? static_cast<int8_t>(static_cast<uint8_t>(x) ^ 0x80u) : x;
     else return convert<compute>(x);
   }
 };
@@ -94,7 +117,7 @@ struct HostPacking {
 /// view, so both are "rows of a matrix along K"): work item w = (panel, sliver). Rows of the sliver
 /// contiguous along the sliver (column-major A, row-major B) are copied a k at a time; rows
 /// contiguous along K are transposed into the sliver; other strides take element-wise reads.
-template <class ExecSpace, class TIn, int LANES>
+template <class ExecSpace, class TIn, int LANES, bool IS_A>
 struct PackSlivers {
   using Packing = HostPacking<TIn>;
   using pack_t = typename Packing::type;
@@ -115,21 +138,33 @@ struct PackSlivers {
     if (rows == LANES && src.rs == 1) {  // the sliver's LANES values of one k are contiguous
       for (int k = 0; k < kn; ++k) {
         const TIn* in = src.data + r0 + (k0 + k) * src.cs;
-        for (int r = 0; r < LANES; ++r) out[at(k, r)] = Packing::pack(in[r]);
+        for (int r = 0; r < LANES; ++r) out[at(k, r)] = Packing::template pack<IS_A>(in[r]);
       }
     } else if (src.cs == 1) {  // each row contiguous along K: transposed into the sliver
       for (int r = 0; r < rows; ++r) {
         const TIn* in = src.data + (r0 + r) * src.rs + k0;
-        for (int k = 0; k < kn; ++k) out[at(k, r)] = Packing::pack(in[k]);
+        for (int k = 0; k < kn; ++k) out[at(k, r)] = Packing::template pack<IS_A>(in[k]);
       }
       for (int k = 0; k < kn; ++k)
         for (int r = rows; r < LANES; ++r) out[at(k, r)] = pack_t(0);
     } else {
       for (int k = 0; k < kn; ++k)
-        for (int r = 0; r < LANES; ++r) out[at(k, r)] = r < rows ? Packing::pack(src(r0 + r, k0 + k)) : pack_t(0);
+        for (int r = 0; r < LANES; ++r) out[at(k, r)] = r < rows ? Packing::template pack<IS_A>(src(r0 + r, k0 + k)) : pack_t(0);
     }
-    for (int k = kn; k < kpad; ++k)  // the rest of the last k group
-      for (int r = 0; r < LANES; ++r) out[at(k, r)] = pack_t(0);
+    // The rest of the last k group: zeros (A's zero is 128 in the i8 dot product's offset form;
+    // B's zeros make those products 0 either way).
+    pack_t pad = pack_t(0);
+    if constexpr (Packing::i8_dot && IS_A) pad = Packing::template pack<true>(int8_t(0));
+    for (int k = kn; k < kpad; ++k)
+      for (int r = 0; r < LANES; ++r) out[at(k, r)] = pad;
+    if constexpr (Packing::i8_dot && !IS_A) {  // 128 x the column sums of this sliver over the panel
+      int32_t sums[LANES];
+      for (int r = 0; r < LANES; ++r) sums[r] = 0;
+      for (int k = 0; k < kpad; ++k)
+        for (int r = 0; r < LANES; ++r) sums[r] += out[at(k, r)];
+      for (int r = 0; r < LANES; ++r) sums[r] *= 128;
+      __builtin_memcpy(out + int64_t(kpad) * LANES, sums, sizeof(sums));
+    }
   }
 };
 
@@ -237,6 +272,44 @@ struct HostPackedMatmul {
       for (int w = 0; w < NV; ++w) _mm512_storeu_ps(acc_out + i * NR + w * 16, v[i][w]);
   }
 #endif
+#if defined(TILEKIT_HOST_I8_DOT)
+  // i8 with AVX-512 VNNI: per group of 4 k, one vpdpbusd per accumulator (B vector: 16 lanes x 4
+  // k values; A: one lane's 4 offset bytes broadcast as 32 bits); the sliver's column-sum trailer
+  // (after the padded depth) removes the offset.
+  static_assert(!HostPacking<TIn>::i8_dot || kSimdBytes == 64, "AVX-512 vectors");
+  __attribute__((noinline)) static void micro_kernel(int kn, const int8_t* __restrict a, const int8_t* __restrict b,
+                                                     const int32_t* acc_in, int32_t* acc_out) {
+    const int kq = (kn + 3) / 4;  // groups of 4 k (the last one zero-padded)
+    __m512i v[MR][NV];
+    __m512i corr[NV];
+#pragma GCC unroll 8
+    for (int w = 0; w < NV; ++w)  // (K == 0: no panel, no sums)
+      corr[w] = kn > 0 ? _mm512_loadu_si512(b + int64_t(kq) * 4 * NR + w * 64) : _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w)
+        v[i][w] = _mm512_sub_epi32(acc_in ? _mm512_loadu_si512(acc_in + i * NR + w * 16) : _mm512_setzero_si512(),
+                                   corr[w]);
+    for (int q = 0; q < kq; ++q) {
+      __m512i bv[NV];
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) bv[w] = _mm512_loadu_si512(b + (q * NR + w * 16) * 4);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        int32_t quad;
+        __builtin_memcpy(&quad, a + (q * MR + i) * 4, 4);
+        const __m512i av = _mm512_set1_epi32(quad);
+#pragma GCC unroll 8
+        for (int w = 0; w < NV; ++w) v[i][w] = _mm512_dpbusd_epi32(v[i][w], av, bv[w]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) _mm512_storeu_si512(acc_out + i * NR + w * 16, v[i][w]);
+  }
+#endif
 #else
   static void micro_kernel(int kn, const compute* a, const compute* b, const compute* acc_in, compute* acc_out) {
     compute v[MR][NR];
@@ -306,7 +379,7 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
   }
   const auto& p = f.p;
   f.a_layout = PackedLayout{(p.M + F::MR - 1) / F::MR, F::MR, F::BK, kg, p.K};
-  f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K};
+  f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K, HostPacking<TIn>::b_extra(F::NR)};
   if (p.K > 0) {
     const std::size_t a_elems = std::size_t(f.a_layout.elems()), b_elems = std::size_t(f.b_layout.elems());
     const std::size_t a_bytes = (a_elems * sizeof(pack_t) + 63) / 64 * 64;
@@ -318,9 +391,9 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
     using RP = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
     const std::string in = dtype_name(TypeTraits<TIn>::dtype);
     Kokkos::parallel_for("tilekit::matmul_pack_a_" + in, RP(space, 0, f.a_layout.panels() * f.a_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, F::MR>{p.a, ap, f.a_layout});
+                         PackSlivers<ExecSpace, TIn, F::MR, true>{p.a, ap, f.a_layout});
     Kokkos::parallel_for("tilekit::matmul_pack_b_" + in, RP(space, 0, f.b_layout.panels() * f.b_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, F::NR>{bt, bp, f.b_layout});
+                         PackSlivers<ExecSpace, TIn, F::NR, false>{bt, bp, f.b_layout});
     f.a_packed = ap;
     f.b_packed = bp;
   }
