@@ -111,6 +111,10 @@ int tilekit_main(int argc, char* argv[]) {
     std::cerr << "error: " << why << "\n";
     return kExitBadInput;
   }
+  if (const std::string why = tilekit::host_isa_missing(); !why.empty()) {
+    std::cerr << "error: " << why << "\n";
+    return kExitNoDevice;
+  }
   int gpus = 0;
   if (const std::string why = check_device(gpus); !why.empty()) {
     std::cerr << "error: " << why << "\n";

@@ -7,7 +7,8 @@
 //   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
 //   kokkos_kernels                 KokkosBlas::gemm, native (no TPL); f32 and f64 only: Kokkos
 //                                  Kernels has no f16 gemm
-//   openblas                       cblas_{s,d}gemm (host backends, when OpenBLAS was found)
+//   openblas                       cblas_{s,d}gemm (host backends, when OpenBLAS was found); for bf16
+//                                  cblas_sbgemm (bf16 in, f32 out: tilekit's bf16 rows write bf16)
 //   openblas+leaky_relu            the same followed by a separate Kokkos activation pass over C
 // On CUDA the vendor series (cuBLAS) come from bench/cublas_baseline.cu, a separate program built
 // on the GPU machine with that machine's CUDA toolkit, writing the same JSON.
@@ -116,7 +117,12 @@ std::vector<Series> series_for(Math math) {
   // Not a matmul: the time the shape's compulsory bytes take at the copy bandwidth (below).
   s.push_back({"copy", Impl::copy, Activation::none});
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
-  if (ieee_float) {  // OpenBLAS: sgemm and dgemm (no f16 gemm)
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS_SBGEMM)
+  constexpr bool sbgemm = std::is_same<T, bf16>::value;
+#else
+  constexpr bool sbgemm = false;  // this OpenBLAS does not export cblas_sbgemm (context: openblas_sbgemm)
+#endif
+  if (ieee_float || sbgemm) {  // OpenBLAS: sgemm, dgemm, sbgemm where exported (no f16 gemm)
     s.push_back({"openblas", Impl::openblas, Activation::none});
     s.push_back({std::string("openblas+") + activation_name(kActivation), Impl::openblas, kActivation});
   }
@@ -137,6 +143,7 @@ struct Operands {
   int sets;
   Kokkos::View<T*> a, b;
   Kokkos::View<TOut*> c;
+  Kokkos::View<float*> cf;  // bf16 on host backends: cblas_sbgemm's f32 C (empty otherwise)
 
   Operands(const Shape& sh, int nsets)
       : M(sh.M), N(sh.N), K(sh.K), sets(nsets),
@@ -146,8 +153,11 @@ struct Operands {
     fill_random(a.data(), static_cast<int64_t>(a.size()), kSeedA);
     fill_random(b.data(), static_cast<int64_t>(b.size()), kSeedB);
     fill_random(c.data(), static_cast<int64_t>(c.size()), kSeedC);  // beta = 0: never read
+    if (std::is_same<T, bf16>::value && !tuning::is_gpu_space<ES>())
+      cf = Kokkos::View<float*>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::Cf32"), nsets * sh.M * sh.N);
     ES().fence();
   }
+  float* CF(int s) const { return cf.data() + s * M * N; }
   T* A(int s) const { return a.data() + s * M * K; }
   T* B(int s) const { return b.data() + s * K * N; }
   TOut* C(int s) const { return c.data() + s * M * N; }
@@ -193,6 +203,15 @@ void openblas_run(const Operands<T>& o, int s, Activation act) {
     cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, o.A(s), m, o.B(s), k, 0.0f, o.C(s), m);
   if constexpr (std::is_same<T, double>::value)
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, o.A(s), m, o.B(s), k, 0.0, o.C(s), m);
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS_SBGEMM)
+  if constexpr (std::is_same<T, bf16>::value) {
+    static_assert(sizeof(bfloat16) == sizeof(bf16), "OpenBLAS bfloat16 is the bf16 bits");
+    cblas_sbgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, reinterpret_cast<const bfloat16*>(o.A(s)),
+                 m, reinterpret_cast<const bfloat16*>(o.B(s)), k, 0.0f, o.CF(s), m);
+    if (act != Activation::none) activation_pass(o.CF(s), o.M * o.N, act);
+    return;
+  }
+#endif
   if (act != Activation::none) activation_pass(o.C(s), o.M * o.N, act);
 }
 #endif
@@ -203,7 +222,7 @@ void openblas_run(const Operands<T>& o, int s, Activation act) {
 /// recomputing A and B from the generator, so even 9728x8192x65536 is checked in O(16 K).
 /// Returns the relative error over the samples (2-norm); sets `tol` to tilekit's bound for the type.
 template <class T>
-double spot_check(const Operands<T>& o, int s, Activation act, Math math, double& tol) {
+double spot_check(const Operands<T>& o, int s, Activation act, Math math, double& tol, bool f32_out = false) {
   constexpr int P = 16;
   Kokkos::View<int64_t*> idx("bench::check_idx", P);
   Kokkos::View<double*> got("bench::check_got", P);
@@ -218,12 +237,13 @@ double spot_check(const Operands<T>& o, int s, Activation act, Math math, double
   }
   Kokkos::deep_copy(idx, idx_h);
   const out_type<T>* c = o.C(s);
+  const float* cf = f32_out ? o.CF(s) : nullptr;  // cblas_sbgemm's f32 output
   Kokkos::parallel_for(
       "tilekit::bench::gather", Kokkos::RangePolicy<ES>(0, P),
-      KOKKOS_LAMBDA(int p) { got(p) = convert<double>(c[idx(p)]); });
+      KOKKOS_LAMBDA(int p) { got(p) = cf ? double(cf[idx(p)]) : convert<double>(c[idx(p)]); });
   auto got_h = Kokkos::create_mirror_view(got);
   Kokkos::deep_copy(got_h, got);
-  tol = matmul_tolerance(TypeTraits<T>::dtype, TypeTraits<out_type<T>>::dtype, o.K, math);
+  tol = matmul_tolerance(TypeTraits<T>::dtype, f32_out ? DType::f32 : TypeTraits<out_type<T>>::dtype, o.K, math);
   double d2 = 0.0, r2 = 0.0;
   const uint64_t off_a = static_cast<uint64_t>(s) * o.M * o.K, off_b = static_cast<uint64_t>(s) * o.K * o.N;
   for (int p = 0; p < P; ++p) {
@@ -308,7 +328,9 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     });
   } else {
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
-    label = std::string(std::is_same<T, float>::value ? "cblas_sgemm" : "cblas_dgemm") +
+    label = std::string(std::is_same<T, float>::value ? "cblas_sgemm"
+                        : std::is_same<T, bf16>::value ? "cblas_sbgemm (f32 out)"
+                                                       : "cblas_dgemm") +
             (series.act != Activation::none ? std::string(" + Kokkos ") + activation_name(series.act) + " pass"
                                             : std::string());
     samples = time_iterations(state, warmup, [&](int64_t i) {
@@ -328,7 +350,8 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   state.SetLabel(label);
 
   double tol = 0.0;
-  const double err = spot_check(ops, last, series.act, math, tol);
+  const bool f32_out = std::is_same<T, bf16>::value && series.impl == Impl::openblas;
+  const double err = spot_check(ops, last, series.act, math, tol, f32_out);
   state.counters["check_rel_error"] = err;
   if (!(err <= tol)) {
     const std::string msg = "wrong result: relative error " + std::to_string(err) + " over 16 sampled entries " +
@@ -404,6 +427,12 @@ void register_matmul() {
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS)
   benchmark::AddCustomContext("openblas_config", openblas_get_config());
   benchmark::AddCustomContext("openblas_num_threads", std::to_string(openblas_get_num_threads()));
+#if defined(TILEKIT_BENCH_HAVE_OPENBLAS_SBGEMM)
+  benchmark::AddCustomContext("openblas_sbgemm", "cblas_sbgemm: the bf16 series");
+#else
+  benchmark::AddCustomContext("openblas_sbgemm",
+                              "not exported by this OpenBLAS (built without BUILD_BFLOAT16): no bf16 vendor series");
+#endif
 #endif
 }
 

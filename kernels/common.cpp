@@ -98,4 +98,36 @@ std::string check_team_scratch(std::size_t bytes, int level) {
   return msg;
 }
 
+std::string host_isa_missing() {
+  std::string missing;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__CUDACC__) && !defined(__HIPCC__)
+  auto need = [&](bool has, const char* name) {
+    if (!has) missing += std::string(missing.empty() ? "" : ", ") + name;
+  };
+  __builtin_cpu_init();
+#if defined(__AVX2__)
+  need(__builtin_cpu_supports("avx2"), "AVX2");
+#endif
+#if defined(__FMA__)
+  need(__builtin_cpu_supports("fma"), "FMA");
+#endif
+#if defined(__F16C__)
+  need(__builtin_cpu_supports("f16c"), "F16C");
+#endif
+#if defined(__AVX512F__)
+  need(__builtin_cpu_supports("avx512f"), "AVX-512 F");
+#endif
+#if defined(__AVX512BF16__)
+  need(__builtin_cpu_supports("avx512bf16"), "AVX-512 BF16");
+#endif
+#if defined(__AVX512VNNI__)
+  need(__builtin_cpu_supports("avx512vnni"), "AVX-512 VNNI");
+#endif
+#endif
+  if (missing.empty()) return {};
+  return "this build's host code uses instructions this CPU lacks: " + missing +
+         " (it was compiled for another CPU: rebuild on this machine, or configure with "
+         "-DTILEKIT_HOST_ARCH=<an -march value this CPU supports>, e.g. x86-64-v3)";
+}
+
 }  // namespace tilekit

@@ -33,6 +33,13 @@ int cuda_compute_capability();
 /// GPU that runs it (compute capability 9.0). Probed once with a one-thread kernel.
 bool warpgroup_mma_available();
 
+/// Host code is compiled for one CPU (-march, default native): "" when this CPU has every
+/// instruction set the build's host code uses among those tilekit's kernels rely on (AVX2, FMA,
+/// F16C, AVX-512 F, AVX-512 BF16, AVX-512 VNNI), else a message naming the missing ones and how to
+/// rebuild. A binary built on another machine then stops with this message, not an illegal
+/// instruction (the app exits with status 3).
+std::string host_isa_missing();
+
 /// "" if `bytes` of level-`level` team scratch fit team_scratch_limit(level); else a message naming
 /// the request, the limit and (GPUs) the device's own per-block maximum.
 std::string check_team_scratch(std::size_t bytes, int level);

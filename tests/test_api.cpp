@@ -312,3 +312,9 @@ TEST(KokkosTools, EveryLibraryKernelHasATilekitLabel) {
 }
 
 }  // namespace
+
+TEST(Runtime, HostInstructionSetCheckPassesWhereTheBuildRuns) {
+  // Tests run on the machine that built them: every instruction set the host code was compiled for
+  // is there (a misspelt feature name in the check would report it missing here).
+  EXPECT_EQ(host_isa_missing(), "");
+}
