@@ -372,6 +372,45 @@ TEST(ElementwiseGenericApply, FourInputFunctorOfOurOwnMatchesItsHostValue) {
   }
 }
 
+/// Every 16-bit pattern (zeros, subnormals, the largest finite values, infinities, NaNs) as input
+/// a, mixed patterns as input b, through every config: the sums are the scalar conversions' sums
+/// bit for bit (the host's block conversions of whole vectors included), NaN where theirs is NaN.
+template <class T>
+void expect_every_bit_pattern_adds_like_the_scalar_conversions() {
+  const int64_t N = 65536 + 37;  // every pattern, then a tail shorter than a block
+  Kokkos::View<T**, Kokkos::LayoutRight> A("A", 1, N), B("B", 1, N), O("O", 1, N);
+  auto ha = Kokkos::create_mirror_view(A);
+  auto hb = Kokkos::create_mirror_view(B);
+  for (int64_t j = 0; j < N; ++j) {
+    ha(0, j) = T::from_bits(static_cast<uint16_t>(j & 0xffff));
+    hb(0, j) = T::from_bits(static_cast<uint16_t>((j * 40503) & 0xffff));
+  }
+  Kokkos::deep_copy(A, ha);
+  Kokkos::deep_copy(B, hb);
+  for (const ElementwiseConfig& cfg : configs()) {
+    SCOPED_TRACE(cfg.name());
+    apply(ops::Add{}, make_inputs(A, B), O, cfg);
+    auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), O);
+    int64_t bad = 0;
+    for (int64_t j = 0; j < N; ++j) {
+      const float sum = float(ha(0, j)) + float(hb(0, j));
+      const T want(sum);
+      const bool ok = sum != sum ? float(ho(0, j)) != float(ho(0, j)) : ho(0, j).bits == want.bits;
+      if (!ok && bad++ < 5)
+        ADD_FAILURE() << "element " << j << ": " << std::hex << ha(0, j).bits << " + " << hb(0, j).bits << " gave "
+                      << ho(0, j).bits << ", want " << want.bits;
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST(Elementwise16Bit, EveryF16BitPatternAddsLikeTheScalarConversions) {
+  expect_every_bit_pattern_adds_like_the_scalar_conversions<f16>();
+}
+TEST(Elementwise16Bit, EveryBf16BitPatternAddsLikeTheScalarConversions) {
+  expect_every_bit_pattern_adds_like_the_scalar_conversions<bf16>();
+}
+
 TEST(ElementwiseViews, LayoutLeftInputRowVectorBiasAndStridedSubviewOutput) {
   const int64_t M = 40, N = 50;
   Kokkos::View<float**, Kokkos::LayoutLeft> A("A", M, N);

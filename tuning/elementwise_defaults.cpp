@@ -15,7 +15,10 @@ struct DefaultRow {
   const char* config;   // full config name
 };
 // Host (serial, openmp): a team is one thread (team_size 1, threads_n 1) that walks 64 consecutive
-// 16-byte vectors (1 KiB) of each of 4 rows, as one plain loop per row the compiler vectorizes.
+// 16-byte vectors (1 KiB) of one row, as one plain loop the compiler vectorizes (f16/bf16: whole
+// AVX-512 conversions, kernels/elementwise_impl.hpp). One row per team: with 4 (r4, the earlier
+// default) the 2-core EPYC reached 0.51-0.81x the copy bandwidth for bf16/f16/f32 at 4096x4096,
+// with 1 row 1.01-1.04x (2026-11-23, docs/perf-notes.md section 9).
 // "auto" on openmp is tiled, from two runs of `tilekit elementwise 4096 4096 --op add` on 2 EPYC
 // cores (README): for f64, f32 and i32 tiled and vectorized are within run-to-run noise of each
 // other (0.64-0.98 of the copy bandwidth); for bf16 tiled is 5x faster (19-24 GB/s against 3-5:
@@ -29,12 +32,12 @@ struct DefaultRow {
 // teams remapped to walk along rows of tiles. HIP keeps the tiled layout (not measured).
 // The dtype column lets a sweep give a type its own row (first match wins); none does yet.
 constexpr std::array<DefaultRow, 12> kDefaults{{
-    {"serial", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"serial", "auto", "*", "tiled_vb16_r1_c64_t1_n1_remap"},
     {"serial", "vectorized", "*", "vectorized_vb16"},
-    {"serial", "tiled", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
-    {"openmp", "auto", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"serial", "tiled", "*", "tiled_vb16_r1_c64_t1_n1_remap"},
+    {"openmp", "auto", "*", "tiled_vb16_r1_c64_t1_n1_remap"},
     {"openmp", "vectorized", "*", "vectorized_vb16"},
-    {"openmp", "tiled", "*", "tiled_vb16_r4_c64_t1_n1_remap"},
+    {"openmp", "tiled", "*", "tiled_vb16_r1_c64_t1_n1_remap"},
     {"cuda", "auto", "*", "vectorized_vb16"},
     {"cuda", "vectorized", "*", "vectorized_vb16"},
     {"cuda", "tiled", "*", "tiled_vb16_r16_c1_t256_n64_remap"},
