@@ -267,7 +267,7 @@ Runner add_matmul(CLI::App& app) {
       ->check(CLI::IsMember({"ieee", "tf32"}))
       ->capture_default_str();
   app.add_option("--config", o->config,
-                 "tile config name (e.g. bm64_bn64_bk128_tm8_tn16_g8_t1_v1; fields after tn are optional) "
+                 "tile config name (e.g. bm96_bn512_bk256_tm12_tn32_g8_t1_v1; fields after tn are optional) "
                  "or auto")
       ->capture_default_str();
   app.add_option("--reps", o->reps, "timed repetitions")
