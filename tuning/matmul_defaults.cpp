@@ -8,6 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
 namespace tilekit {
 namespace tuning {
 
@@ -30,7 +35,9 @@ constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
 // Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
-// team_size 1.
+// team_size 1. The large tile when its per-thread working set (A panel BM x BK, running sums
+// BM x BN, one B sliver BK x TN) fits the L2 cache of a core, read at run time (host_l2_bytes);
+// else the half-height tile (e.g. on CPUs with 256 KB of L2).
 constexpr const char* kHostDefault = "bm96_bn512_bk256_tm12_tn32_g8_t1_v1";
 constexpr const char* kHostF64Default = "bm96_bn256_bk256_tm12_tn16_g8_t1_v1";
 constexpr std::array<DefaultRow, 4> kDefaults{{
@@ -104,6 +111,26 @@ const char* cuda_tensor_core_default(DType input, Math math) {
 }
 }  // namespace
 
+/// L2 bytes per core of the host CPU (sysconf, else /sys), 0 when unknown.
+static int64_t host_l2_bytes() {
+  static const int64_t bytes = [] {
+    long v = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    v = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (v > 0) return int64_t(v);
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index2/size");
+    int64_t n = 0;
+    std::string unit;
+    if (f >> n) {
+      f >> unit;
+      return n * (unit.empty() || unit[0] == 'K' ? 1024 : unit[0] == 'M' ? 1024 * 1024 : 1);
+    }
+    return int64_t(0);
+  }();
+  return bytes;
+}
+
 bool tile_supports(const MatmulConfig& c, DType input, Math math) {
   return supports(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c, input, math);
 }
@@ -117,6 +144,15 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, Math
       MatmulConfig c;
       std::string why;
       if (!MatmulConfig::parse(name, c, why)) throw std::logic_error(why);
+      if (host) {
+        const int64_t bytes = input == DType::f64 ? 8 : 4;  // the accumulation type's size
+        const int64_t working_set = bytes * (int64_t(c.bm) * c.bk + int64_t(c.bm) * c.bn + int64_t(c.bk) * c.tn);
+        const int64_t l2 = host_l2_bytes();
+        if (l2 > 0 && working_set > l2) {
+          const char* smaller = input == DType::f64 ? kHostF64SmallerTiles[0] : kHostSmallerTiles[0];
+          if (!MatmulConfig::parse(smaller, c, why)) throw std::logic_error(why);
+        }
+      }
       return c;
     }
   }
