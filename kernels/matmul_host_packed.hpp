@@ -172,7 +172,9 @@ template <class ExecSpace, class Tile, class TIn, class TOut>
 struct HostPackedMatmul {
   using compute = typename TypeTraits<TIn>::compute;
   using pack_t = typename HostPacking<TIn>::type;
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  // Dynamic schedule: teams of a C row's last column (or row) have less work, and with the static
+  // default one thread took the full tiles and the other the partial ones (640^3: 4:1 imbalance).
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using member_type = typename policy_type::member_type;
 
   static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
