@@ -276,7 +276,6 @@ struct Sm80MmaMatmul {
 
     // Epilogue from the registers: a lane holds rows g and g+8 (g = lane / 4) and columns 2t, 2t+1
     // (t = lane % 4) of each m16n8 block.
-    const auto& c = p.c;
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
@@ -286,12 +285,7 @@ struct Sm80MmaMatmul {
         for (int v = 0; v < 4; ++v) {
           const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
           const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
-          if (gi >= p.M || gj >= p.N) continue;
-          float x = p.alpha * acc[i][j][v];
-          TOut& out = c(gi, gj);
-          if (p.beta != 0.0f) x += p.beta * convert<float>(out);  // beta == 0: C is not read
-          if (p.bias) x += p.bias[gj];
-          out = convert<TOut>(activate(p.act, x));
+          store_c_element(p, gi, gj, acc[i][j][v]);
         }
       }
     }

@@ -311,7 +311,6 @@ struct Sm80MmaF64Tf32I8Matmul {
 
       // Epilogue from the registers: a lane holds rows g and g + 8 and columns 2t, 2t + 1 of each
       // m16n8 block.
-      const auto& c = p.c;
 #pragma unroll
       for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -320,12 +319,7 @@ struct Sm80MmaF64Tf32I8Matmul {
           for (int v = 0; v < 4; ++v) {
             const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
             const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
-            if (gi >= p.M || gj >= p.N) continue;
-            compute x = p.alpha * compute(acc[i][j][v]);
-            TOut& out = c(gi, gj);
-            if (p.beta != compute(0)) x += p.beta * convert<compute>(out);  // beta == 0: C is not read
-            if (p.bias) x += p.bias[gj];
-            out = convert<TOut>(activate(p.act, x));
+            store_c_element(p, gi, gj, compute(acc[i][j][v]));
           }
         }
       }

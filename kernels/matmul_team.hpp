@@ -43,26 +43,31 @@ KOKKOS_INLINE_FUNCTION void grouped_tile(int pid, int group_m, int tiles_m, int 
   tile_n = (pid % per_group) / group_rows;
 }
 
-/// Epilogue of one TM x TN micro-tile at C(mi.., nj..): alpha/beta, bias, activation in the
-/// compute type, then the downcast; rows and columns outside C are masked. bias_rows: the bias is
-/// indexed by the row (a kernel that computes C^T = op(B)^T op(A)^T of a column-major C).
+/// Epilogue of one element: C(gi, gj) = activation(alpha * ab + beta * C(gi, gj) + bias), in the
+/// compute type, then the downcast; nothing for (gi, gj) outside C. C is read only when beta != 0.
+/// bias_row: the bias is indexed by the row (a kernel that computes C^T of a column-major C). Every
+/// kernel's epilogue ends here (the tensor-core kernels from their fragment registers).
+template <class TIn, class TOut>
+KOKKOS_FORCEINLINE_FUNCTION void store_c_element(const MatmulProblem<TIn, TOut>& p, int64_t gi, int64_t gj,
+                                                 typename TypeTraits<TIn>::compute ab, bool bias_row = false) {
+  using compute = typename TypeTraits<TIn>::compute;
+  if (gi >= p.M || gj >= p.N) return;
+  compute v = p.alpha * ab;
+  TOut& out = p.c(gi, gj);
+  if (p.beta != compute(0)) v += p.beta * convert<compute>(out);
+  if (p.bias) v += p.bias[bias_row ? gi : gj];
+  out = convert<TOut>(activate(p.act, v));
+}
+
+/// Epilogue of one TM x TN micro-tile at C(mi.., nj..), rows and columns outside C masked.
+/// bias_rows: as store_c_element's bias_row.
 template <int TM, int TN, class TIn, class TOut, class Acc>
 KOKKOS_INLINE_FUNCTION void store_micro_tile_masked(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
                                                     const Acc (&acc)[TM][TN], bool bias_rows = false) {
-  using compute = typename TypeTraits<TIn>::compute;
   TILEKIT_UNROLL
   for (int i = 0; i < TM; ++i) {
-    const int64_t gi = mi + i;
     TILEKIT_UNROLL
-    for (int j = 0; j < TN; ++j) {
-      const int64_t gj = nj + j;
-      if (gi >= p.M || gj >= p.N) continue;  // predicated, not break: keeps the loops unrollable
-      compute v = p.alpha * acc[i][j];
-      TOut& out = p.c(gi, gj);
-      if (p.beta != compute(0)) v += p.beta * convert<compute>(out);  // beta == 0: C is not read
-      if (p.bias) v += p.bias[bias_rows ? gi : gj];
-      out = convert<TOut>(activate(p.act, v));
-    }
+    for (int j = 0; j < TN; ++j) store_c_element(p, mi + i, nj + j, acc[i][j], bias_rows);
   }
 }
 

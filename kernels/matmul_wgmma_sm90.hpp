@@ -185,7 +185,6 @@ struct Sm90WgmmaMatmul {
 
     // Epilogue: warp w of the warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns
     // 8j + 2t, 8j + 2t + 1 (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3].
-    const auto& c = p.c;
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
@@ -193,12 +192,7 @@ struct Sm90WgmmaMatmul {
       for (int v = 0; v < 4; ++v) {
         const int64_t gi = m0 + wg * 64 + warp_in_wg * 16 + g + (v / 2) * 8;
         const int64_t gj = n0 + j * 8 + t * 2 + v % 2;
-        if (gi >= p.M || gj >= p.N) continue;
-        float x = p.alpha * acc[j * 4 + v];
-        TOut& out = c(gi, gj);
-        if (p.beta != 0.0f) x += p.beta * convert<float>(out);  // beta == 0: C is not read
-        if (p.bias) x += p.bias[gj];
-        out = convert<TOut>(activate(p.act, x));
+        store_c_element(p, gi, gj, acc[j * 4 + v]);
       }
     }
 #else
