@@ -56,6 +56,15 @@ namespace detail {
 
 #if defined(TILEKIT_EW_HOST_BLOCKS)
 constexpr int kHostBlock = 16;  ///< values per host block (one AVX-512 register of f32)
+// The block buffers are stack arrays, which GCC aligns to 64 bytes and then reads with aligned
+// AVX-512 moves; AddressSanitizer's fake stack (detect_stack_use_after_return, the serial-asan
+// preset) places them 32-byte aligned only, and the aligned move faults. Under ASan they are
+// per-thread statics instead (still checked like any other memory).
+#if defined(__SANITIZE_ADDRESS__)
+#define TILEKIT_EW_BLOCK_STORAGE static thread_local
+#else
+#define TILEKIT_EW_BLOCK_STORAGE
+#endif
 
 /// 16 f16 or bf16 values as f32, with the same results as their scalar conversions (exact).
 template <class T>
@@ -290,7 +299,7 @@ struct ElementwiseBody {
     // block precede its stores, as an output that is one of the inputs needs.
     if constexpr ((std::is_same<T, f16>::value || std::is_same<T, bf16>::value) && std::is_same<C, float>::value) {
       for (; j + kHostBlock <= j1; j += kHostBlock) {
-        float xs[NIn][kHostBlock], r[kHostBlock];
+        TILEKIT_EW_BLOCK_STORAGE float xs[NIn][kHostBlock], r[kHostBlock];
         TILEKIT_EW_UNROLL
         for (int k = 0; k < NIn; ++k) host_block_to_float(in[k] + j, xs[k]);
         for (int e = 0; e < kHostBlock; ++e) {

@@ -10,7 +10,10 @@
 #
 # Environment: TILEKIT_BENCH_SHAPES / TILEKIT_BENCH_DTYPES override the shapes / types (syntax:
 # tilekit_bench_matmul --help); BENCH_RESULTS (default bench/results/cpu-openmp) is where the JSON
-# goes; BENCH_SECTION (default cpu-openmp) names the BENCHMARKS.md section.
+# goes; BENCH_SECTION (default cpu-openmp) names the BENCHMARKS.md section. BENCH_OPENBLAS_BF16=1
+# links the benchmark against OpenBLAS 0.3.21 built with BUILD_BFLOAT16 (scripts/openblas-bf16.sh:
+# Debian's own does not export cblas_sbgemm), adding the bf16 vendor series; the setting stays in
+# build/openmp's CMake cache until TILEKIT_OPENBLAS_LIBRARY is reset.
 #
 # Two processes, each under the settings its libraries are best in (shared/TOOLCHAIN.md):
 #   1. tilekit and Kokkos Kernels: Kokkos' OpenMP threads pinned, OMP_PROC_BIND=spread OMP_PLACES=threads;
@@ -42,6 +45,13 @@ if [ "$mode" = "--retime" ]; then  # the shapes and types of the run being re-ti
 fi
 
 scripts/deps.sh openmp >/dev/null
+if [ "${BENCH_OPENBLAS_BF16:-0}" = 1 ]; then
+  # OpenBLAS 0.3.21 built from Debian's source with BUILD_BFLOAT16 (scripts/openblas-bf16.sh), for
+  # the bf16 vendor series (cblas_sbgemm); the benchmark binary then links it for every series.
+  ob=$(scripts/openblas-bf16.sh)
+  cmake --preset openmp -DTILEKIT_OPENBLAS_INCLUDE_DIR="$ob/include" -DTILEKIT_OPENBLAS_LIBRARY="$ob/lib/libopenblas.so" \
+    -UTILEKIT_OPENBLAS_HAS_SBGEMM >/dev/null
+fi
 cmake --preset openmp >/dev/null
 cmake --build --preset openmp --target tilekit_bench_matmul
 bin=build/openmp/tilekit_bench_matmul
