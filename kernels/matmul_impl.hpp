@@ -7,15 +7,10 @@
 //   micro   : each thread's TM x TN micro-tile(s) of the team tile
 //   k       : the BK depth of the staged tiles, rank-1 updates into TM x TN register accumulators
 //
-// Why the backends differ: on GPUs each thread owns one micro-tile and keeps its accumulators in
-// registers across the whole K loop (threads per team == micro-tiles). On CPUs a team is one or a
-// few OS threads, far fewer than the micro-tiles of a useful tile, so each thread walks several
-// micro-tiles per K step; their running sums wait in a BM x BN accumulation tile in scratch (L1/L2)
-// between K steps, as BLIS keeps C in memory across its KC loop.
-//
-// Scratch level: GPUs stage in level 0 (shared memory). On host backends both levels are the same
-// thread-private memory, but Kokkos caps host level 0 at 32 KB (its estimate of L1), while the host
-// tiles are sized for L2 (a BK=128 A/B pair is ~70 KB), so host backends stage in level 1.
+// The portable SIMT kernel runs on GPUs (CUDA, HIP): each thread owns one micro-tile and keeps its
+// accumulators in registers across the whole K loop (threads per team == micro-tiles); stages are
+// double-buffered in level-0 scratch (shared memory). Host backends run the packed kernel
+// (matmul_host_packed.hpp), whose tiles are the host menu.
 #pragma once
 
 #include "kernels/matmul.hpp"
@@ -53,8 +48,8 @@ struct BlockedMatmul {
   // then hits different shared-memory banks, and rows stay 16-byte aligned for vector reads.
   static constexpr int AS_LD = BM + 4;
   static constexpr int BS_LD = BN + 4;
-  static constexpr bool kRegisterResident = tuning::is_gpu_space<ExecSpace>();
-  static constexpr int kScratchLevel = tuning::is_gpu_space<ExecSpace>() ? 0 : 1;
+  static_assert(tuning::is_gpu_space<ExecSpace>(), "host backends run the packed kernel (matmul_host_packed.hpp)");
+  static constexpr int kScratchLevel = 0;
 
   MatmulProblem<TIn, TOut> p;
   int group_m;
@@ -64,11 +59,8 @@ struct BlockedMatmul {
 
   // One stage: an A tile and a B tile.
   static constexpr int kStageElems = BK * AS_LD + BK * BS_LD;
-  // GPUs double-buffer the stages (compute on one while the next is stored into the other); hosts
-  // use one stage plus the BM x BN accumulation tile.
-  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() {
-    return kRegisterResident ? 2 * std::size_t(kStageElems) : std::size_t(kStageElems) + std::size_t(BM) * BN;
-  }
+  // Two stages, double-buffered: compute on one while the next is stored into the other.
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() { return 2 * std::size_t(kStageElems); }
   // +16: the base is aligned up to 16 bytes for vector reads of scratch.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute) + 16; }
 
@@ -76,7 +68,7 @@ struct BlockedMatmul {
   // load and the store into scratch, so the next stage's loads are in flight during the compute.
   static constexpr int kAPer = (BM * BK) / kMicroTiles > 0 ? (BM * BK) / kMicroTiles : 1;
   static constexpr int kBPer = (BK * BN) / kMicroTiles > 0 ? (BK * BN) / kMicroTiles : 1;
-  static_assert(!kRegisterResident || ((BM * BK) % kMicroTiles == 0 && (BK * BN) % kMicroTiles == 0),
+  static_assert((BM * BK) % kMicroTiles == 0 && (BK * BN) % kMicroTiles == 0,
                 "GPU tiles: every thread stages the same number of A and B elements");
 
   // Which element of the A tile the q-th load of thread `tid` takes. Consecutive threads take
@@ -126,71 +118,12 @@ struct BlockedMatmul {
     }
   }
 
-  // Host: stage op(A)(m0:m0+BM, k0:k0+kn) into As[k][i] (k-major, so the micro-kernel reads TM
-  // consecutive rows) and op(B)(k0:k0+kn, n0:n0+BN) into Bs[k][j]; kn = min(BK, K - k0), and the
-  // micro-kernel reads only those kn steps (a thin K, e.g. 16 with BK = 128, costs 16, not 128).
-  // The team's threads split the rows or columns. Tiles inside M and N of contiguous operands copy
-  // whole contiguous runs (no index arithmetic per element: on CPUs this packing costs as much as
-  // the micro-kernel otherwise); edge tiles and other strides take the masked element-wise path.
-  // Out-of-range rows and columns are 0.
-  KOKKOS_INLINE_FUNCTION void stage_a(compute* As, int64_t m0, int64_t k0, bool full_mn, int kn, int tid) const {
-    const auto& a = p.a;
-    if (full_mn && a.cs == 1) {  // rows of op(A) contiguous along K: transpose into As
-      for (int i = tid; i < BM; i += nthreads) {
-        const TIn* src = a.data + (m0 + i) * a.rs + k0;
-        for (int k = 0; k < kn; ++k) As[k * AS_LD + i] = convert<compute>(src[k]);
-      }
-    } else if (full_mn && a.rs == 1) {  // columns of op(A) contiguous along M: straight copies
-      for (int k = tid; k < kn; k += nthreads) {
-        const TIn* src = a.data + m0 + (k0 + k) * a.cs;
-        compute* dst = As + k * AS_LD;
-        for (int i = 0; i < BM; ++i) dst[i] = convert<compute>(src[i]);
-      }
-    } else {
-      const bool k_contig = a.cs == 1;
-      for (int e = tid; e < BM * kn; e += nthreads) {
-        const int i = k_contig ? e / kn : e % BM;
-        const int k = k_contig ? e % kn : e / BM;
-        const int64_t gi = m0 + i;
-        As[k * AS_LD + i] = gi < p.M ? convert<compute>(a(gi, k0 + k)) : compute(0);
-      }
-    }
-  }
-  KOKKOS_INLINE_FUNCTION void stage_b(compute* Bs, int64_t k0, int64_t n0, bool full_mn, int kn, int tid) const {
-    const auto& b = p.b;
-    if (full_mn && b.cs == 1) {  // rows of op(B) contiguous along N: straight copies
-      for (int k = tid; k < kn; k += nthreads) {
-        const TIn* src = b.data + (k0 + k) * b.rs + n0;
-        compute* dst = Bs + k * BS_LD;
-        for (int j = 0; j < BN; ++j) dst[j] = convert<compute>(src[j]);
-      }
-    } else if (full_mn && b.rs == 1) {  // columns of op(B) contiguous along K: transpose into Bs
-      for (int j = tid; j < BN; j += nthreads) {
-        const TIn* src = b.data + k0 + (n0 + j) * b.cs;
-        for (int k = 0; k < kn; ++k) Bs[k * BS_LD + j] = convert<compute>(src[k]);
-      }
-    } else {
-      const bool k_contig = b.rs == 1 && b.cs != 1;
-      for (int e = tid; e < kn * BN; e += nthreads) {
-        const int k = k_contig ? e % kn : e / BN;
-        const int j = k_contig ? e / kn : e % BN;
-        const int64_t gj = n0 + j;
-        Bs[k * BS_LD + j] = gj < p.N ? convert<compute>(b(k0 + k, gj)) : compute(0);
-      }
-    }
-  }
-  // Zeros in staged rows kn..BK, for the generic micro-kernel, which always runs BK steps.
-  KOKKOS_INLINE_FUNCTION void zero_stage_tail(compute* As, compute* Bs, int kn, int tid) const {
-    for (int e = tid; e < (BK - kn) * AS_LD; e += nthreads) As[kn * AS_LD + e] = compute(0);
-    for (int e = tid; e < (BK - kn) * BS_LD; e += nthreads) Bs[kn * BS_LD + e] = compute(0);
-  }
-
   // N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
   // whole vectors (scratch base, row pitch and micro-tile offsets are then 16-byte aligned).
   template <int N>
   KOKKOS_INLINE_FUNCTION static void read_row(const compute* src, compute (&dst)[N]) {
     constexpr int per16 = 16 / int(sizeof(compute));
-    if constexpr (kRegisterResident && 16 % sizeof(compute) == 0 && N % per16 == 0) {
+    if constexpr (16 % sizeof(compute) == 0 && N % per16 == 0) {
       struct alignas(16) Vec {
         compute v[per16];
       };
@@ -224,66 +157,10 @@ struct BlockedMatmul {
     }
   }
 
-#if defined(TILEKIT_HOST_GCC)
-  // Host micro-kernel with explicit SIMD vectors (GCC/Clang vector extensions): each of the TM rows
-  // of the micro-tile is TN / W vectors; per k, one row of Bs is loaded as vectors, each A value is
-  // broadcast, and TM x TN/W vector FMAs update accumulators that stay in registers. (Left to the
-  // auto-vectoriser, the fully unrolled scalar loops were not vectorised.) GCC only; other host
-  // compilers take the generic micro_kernel.
-#if defined(__AVX512F__)
-  static constexpr int kSimdBytes = 64;
-#elif defined(__AVX__)
-  static constexpr int kSimdBytes = 32;
-#else
-  static constexpr int kSimdBytes = 16;
-#endif
-  static constexpr bool kHostSimd = !kRegisterResident && (TN * sizeof(compute)) % kSimdBytes == 0;
-  typedef compute simd_t __attribute__((vector_size(kSimdBytes)));
-  static constexpr int NV = int(TN * sizeof(compute) / kSimdBytes);  // vectors per micro-tile row
-
-  typedef compute simd_u __attribute__((vector_size(kSimdBytes), aligned(alignof(compute))));  // unaligned
-
-  // noinline: inlined into the team functor, GCC spilled the accumulators to the stack every k.
-  // kn: the staged depth that is inside K (the rest of the stage is zeros: a thin K, e.g. 16 with
-  // BK = 128, must not cost BK).
-  __attribute__((noinline)) static void micro_kernel_simd(const compute* As, const compute* Bs, int ty, int tx,
-                                                          compute (&acc)[TM][TN], int kn) {
-    simd_t v[TM][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < TM; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) v[i][w] = reinterpret_cast<const simd_u*>(&acc[i][0])[w];
-    const compute* a_col = As + ty * TM;
-    const compute* b_row = Bs + tx * TN;
-    for (int k = 0; k < kn; ++k) {  // rank-1 updates along the staged K depth
-      simd_t b[NV];
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) b[w] = reinterpret_cast<const simd_u*>(b_row + k * BS_LD)[w];
-#pragma GCC unroll 16
-      for (int i = 0; i < TM; ++i) {
-        const simd_t a = a_col[k * AS_LD + i] - simd_t{};  // broadcast (x - 0 == x for every x)
-#pragma GCC unroll 8
-        for (int w = 0; w < NV; ++w) v[i][w] += a * b[w];
-      }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < TM; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) reinterpret_cast<simd_u*>(&acc[i][0])[w] = v[i][w];
-  }
-#else
-  static constexpr bool kHostSimd = false;
-  static void micro_kernel_simd(const compute*, const compute*, int, int, compute (&)[TM][TN], int) {}
-#endif
-
-  // Epilogue of one micro-tile (matmul_team.hpp): on hosts, micro-tiles inside C take the form
-  // without masks whose choices are made once per micro-tile.
+  // Epilogue of one micro-tile from its registers (matmul_team.hpp), edges masked.
   KOKKOS_INLINE_FUNCTION void store_c(int64_t m0, int64_t n0, int ty, int tx,
                                       const compute (&acc)[TM][TN]) const {
-    if constexpr (kRegisterResident)
-      store_micro_tile_masked(p, m0 + ty * TM, n0 + tx * TN, acc);
-    else
-      store_micro_tile_host(p, m0 + ty * TM, n0 + tx * TN, acc);
+    store_micro_tile_masked(p, m0 + ty * TM, n0 + tx * TN, acc);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -295,13 +172,12 @@ struct BlockedMatmul {
     char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
     compute* As = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
     compute* Bs = As + BK * AS_LD;
-    compute* Cs = As + kStageElems;  // host: BM x BN running sums; GPU: the second stage
     const int tid = team.team_rank() * vector_length + vector_lane();
 
     const bool full_mn = m0 + BM <= p.M && n0 + BN <= p.N;
     const int64_t ktiles = p.K > 0 ? (p.K + BK - 1) / BK : 1;  // K == 0 still runs the epilogue
 
-    if constexpr (kRegisterResident) {
+    {
       // Consecutive threads take consecutive micro-tiles along C's contiguous dimension, so that
       // the epilogue's stores coalesce (with a thin K they are most of the work); the scratch reads
       // of the micro-kernel are as conflict-free either way (one operand broadcast, the other in
@@ -347,39 +223,6 @@ struct BlockedMatmul {
         cur ^= 1;
       }
       store_c(m0, n0, ty, tx, acc);
-    } else {
-      for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: stage, then every micro-tile's update
-        const int64_t k0 = kt * BK;
-        const int kn = static_cast<int>(std::min<int64_t>(BK, p.K - k0));  // 0 when K == 0
-        stage_a(As, m0, k0, full_mn, kn, tid);
-        stage_b(Bs, k0, n0, full_mn, kn, tid);
-        if constexpr (!kHostSimd) zero_stage_tail(As, Bs, kn, tid);
-        team.team_barrier();
-        for (int mt = tid; mt < kMicroTiles; mt += nthreads) {  // this thread's micro-tiles
-          const int ty = mt / kMicroCols, tx = mt % kMicroCols;
-          compute* sums = Cs + mt * (TM * TN);
-          compute acc[TM][TN];
-          TILEKIT_UNROLL
-          for (int i = 0; i < TM; ++i) {
-            TILEKIT_UNROLL
-            for (int j = 0; j < TN; ++j) acc[i][j] = kt == 0 ? compute(0) : sums[i * TN + j];
-          }
-          if constexpr (kHostSimd)
-            micro_kernel_simd(As, Bs, ty, tx, acc, kn);
-          else
-            micro_kernel(As, Bs, ty, tx, acc);
-          if (kt + 1 == ktiles) {
-            store_c(m0, n0, ty, tx, acc);
-          } else {
-            TILEKIT_UNROLL
-            for (int i = 0; i < TM; ++i) {
-              TILEKIT_UNROLL
-              for (int j = 0; j < TN; ++j) sums[i * TN + j] = acc[i][j];
-            }
-          }
-        }
-        team.team_barrier();
-      }
     }
   }
 };
