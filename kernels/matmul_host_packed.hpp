@@ -187,7 +187,6 @@ struct HostPackedMatmul {
   int group_m = 1;
   int tiles_m = 0, tiles_n = 0;
   int vector_length = 1;
-  int nthreads = 1;
   const pack_t* a_packed = nullptr;
   const pack_t* b_packed = nullptr;
   PackedLayout a_layout, b_layout;

@@ -55,7 +55,6 @@ struct BlockedMatmul {
   int group_m;
   int tiles_m, tiles_n;
   int vector_length;
-  int nthreads;
 
   // One stage: an A tile and a B tile.
   static constexpr int kStageElems = BK * AS_LD + BK * BS_LD;
@@ -367,7 +366,6 @@ auto make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
   f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
   f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
   f.vector_length = cfg.vector_length;
-  if constexpr (!Tile::mma) f.nthreads = cfg.team_size * cfg.vector_length;
   return f;
 }
 
