@@ -17,6 +17,7 @@
 #include "kernels/matmul_host_packed.hpp"
 #include "kernels/matmul_mma_sm80.hpp"
 #include "kernels/matmul_mma_sm80_f64_tf32_i8.hpp"
+#include "kernels/matmul_simt_warp.hpp"
 #include "kernels/matmul_wgmma_sm90.hpp"
 #include "kernels/matmul_team.hpp"
 #include "kernels/matmul_thin.hpp"
@@ -117,27 +118,6 @@ struct BlockedMatmul {
     }
   }
 
-  // N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
-  // whole vectors (scratch base, row pitch and micro-tile offsets are then 16-byte aligned).
-  template <int N>
-  KOKKOS_INLINE_FUNCTION static void read_row(const compute* src, compute (&dst)[N]) {
-    constexpr int per16 = 16 / int(sizeof(compute));
-    if constexpr (16 % sizeof(compute) == 0 && N % per16 == 0) {
-      struct alignas(16) Vec {
-        compute v[per16];
-      };
-      TILEKIT_UNROLL
-      for (int q = 0; q < N / per16; ++q) {
-        const Vec x = reinterpret_cast<const Vec*>(src)[q];
-        TILEKIT_UNROLL
-        for (int t = 0; t < per16; ++t) dst[q * per16 + t] = x.v[t];
-      }
-    } else {
-      TILEKIT_UNROLL
-      for (int n = 0; n < N; ++n) dst[n] = src[n];
-    }
-  }
-
   // acc += As(:, rows of micro-tile) x Bs(:, cols of micro-tile) over the staged BK depth.
   KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, int ty, int tx,
                                                   compute (&acc)[TM][TN]) {
@@ -146,8 +126,8 @@ struct BlockedMatmul {
     TILEKIT_UNROLL
     for (int k = 0; k < BK; ++k) {  // rank-1 updates along the staged K depth
       compute av[TM], bv[TN];
-      read_row(a_col + k * AS_LD, av);
-      read_row(b_row + k * BS_LD, bv);
+      read_scratch_run(a_col + k * AS_LD, av);
+      read_scratch_run(b_row + k * BS_LD, bv);
       TILEKIT_UNROLL
       for (int i = 0; i < TM; ++i) {
         TILEKIT_UNROLL
@@ -231,7 +211,8 @@ struct BlockedMatmul {
 /// with ldmatrix (matmul_mma_sm80.hpp); f64, TF32 and i8 tensor-core tiles the sm_80+ mma.sync
 /// kernel with padded-scratch fragment loads (matmul_mma_sm80_f64_tf32_i8.hpp), all in the CUDA
 /// menu only; host packed tiles the BLIS-style host kernel (matmul_host_packed.hpp), in the host
-/// menu only; every other tile the portable SIMT kernel above. dispatch_tile instantiates a tile
+/// menu only; warp-tiled SIMT tiles the portable warp-tiled kernel (matmul_simt_warp.hpp), in the
+/// GPU menus; every other tile the portable SIMT kernel above. dispatch_tile instantiates a tile
 /// only for the input types it runs (Tile::runs). (Thin configs are not tiles: launch_matmul sends
 /// them to the thin kernel, matmul_thin.hpp.)
 template <class ExecSpace, class Tile, class TIn, class TOut>
@@ -242,8 +223,11 @@ using MatmulFunctor = std::conditional_t<
         std::conditional_t<
             Tile::kernel == tuning::TileKernel::mma_sm80_f64_tf32_i8,
             Sm80MmaF64Tf32I8Matmul<ExecSpace, Tile, TIn, TOut>,
-            std::conditional_t<Tile::kernel == tuning::TileKernel::host_packed,
-                               HostPackedMatmul<ExecSpace, Tile, TIn, TOut>, BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>>;
+            std::conditional_t<
+                Tile::kernel == tuning::TileKernel::host_packed, HostPackedMatmul<ExecSpace, Tile, TIn, TOut>,
+                std::conditional_t<Tile::kernel == tuning::TileKernel::simt_warp,
+                                   SimtWarpMatmul<ExecSpace, Tile, TIn, TOut>,
+                                   BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>>>;
 
 template <class TIn, class TOut, class F>
 F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
@@ -460,7 +444,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("config '{}': tile {} {} for other input types than {}; allowed for {} inputs with math "
                        "{}: {}",
                        cfg.name(), cfg.tile_name(),
-                       cfg.mma ? "uses tensor cores" : "is shaped (vector registers per row)", dtype_name(in_type),
+                       cfg.mma ? "uses tensor cores" : "is compiled", dtype_name(in_type),
                        dtype_name(in_type), math_name(p.math), tuning::menu_names(in_type, p.math));
   if (needs_tf32 && p.math != Math::tf32)
     return fmt::format("config '{}': tile {} runs f32 inputs on TF32 tensor cores (11-bit significands), an "

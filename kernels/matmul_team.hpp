@@ -13,11 +13,18 @@
 // (a loop the compiler leaves rolled indexes them dynamically and sends them to local memory).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_UNROLL _Pragma("unroll")
+// Partial unrolling (a loop whose full unrolling lets the scheduler hoist every iteration's loads,
+// more registers than the launch bounds allow); host compilers unroll as they see fit.
+#define TILEKIT_UNROLL_PRAGMA(x) _Pragma(#x)
+#define TILEKIT_UNROLL_BY(n) TILEKIT_UNROLL_PRAGMA(unroll n)
 #elif defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
 #define TILEKIT_HOST_GCC 1
 #define TILEKIT_UNROLL _Pragma("GCC unroll 16")
 #else
 #define TILEKIT_UNROLL
+#endif
+#ifndef TILEKIT_UNROLL_BY
+#define TILEKIT_UNROLL_BY(n)
 #endif
 
 namespace tilekit {
@@ -41,6 +48,27 @@ KOKKOS_INLINE_FUNCTION void grouped_tile(int pid, int group_m, int tiles_m, int 
   const int group_rows = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
   tile_m = first_m + (pid % per_group) % group_rows;
   tile_n = (pid % per_group) / group_rows;
+}
+
+/// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
+/// whole vectors (the caller keeps src 16-byte aligned then: scratch base, row pitch and offsets).
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void read_scratch_run(const T* src, T (&dst)[N]) {
+  constexpr int per16 = 16 / int(sizeof(T));
+  if constexpr (16 % sizeof(T) == 0 && N % per16 == 0) {
+    struct alignas(16) Vec {
+      T v[per16];
+    };
+    TILEKIT_UNROLL
+    for (int q = 0; q < N / per16; ++q) {
+      const Vec x = reinterpret_cast<const Vec*>(src)[q];
+      TILEKIT_UNROLL
+      for (int t = 0; t < per16; ++t) dst[q * per16 + t] = x.v[t];
+    }
+  } else {
+    TILEKIT_UNROLL
+    for (int n = 0; n < N; ++n) dst[n] = src[n];
+  }
 }
 
 /// Epilogue of one element: C(gi, gj) = activation(alpha * ab + beta * C(gi, gj) + bias), in the

@@ -1,5 +1,6 @@
 // Per-backend default matmul configurations: one table. Later tuning sweeps rewrite its rows.
 #include "kernels/common.hpp"
+#include "kernels/matmul.hpp"
 #include "tuning/matmul_tiles.hpp"
 
 #include <algorithm>
@@ -34,6 +35,16 @@ constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
+// CUDA f32 with IEEE math: the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; f32 only, so
+// the backend row below, which every type can run, keeps the first SIMT kernel's tile): 256x128
+// (16x8 per lane) won 2048^3-8192^3 on the H100, needs 50 KB of scratch (the patched Kokkos; where
+// the limit is 48 KB, 128x128 with 8x8 per lane, 34 KB); where the teams leave SMs idle, the
+// smaller tiles in order (docs/perf-notes.md section 10).
+constexpr const char* kCudaSimtF32Default = "bm256_bn128_bk16_tm16_tn8_g16_t256_v1";
+constexpr const char* kCudaSimtF32Fallback = "bm128_bn128_bk16_tm8_tn8_g16_t256_v1";
+constexpr std::array<const char*, 3> kCudaSimtF32SmallerTiles{kCudaSimtF32Fallback,
+                                                              "bm64_bn64_bk16_tm8_tn4_g16_t128_v1",
+                                                              "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
 // Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
 // team_size 1. The large tile when its per-thread working set (A panel BM x BK, running sums
 // BM x BN, one B sliver BK x TN) fits the L2 cache of a core, read at run time (host_l2_bytes);
@@ -139,6 +150,13 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, Math
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
       const char* tc = backend == "cuda" ? cuda_tensor_core_default(input, math) : nullptr;
+      if (!tc && backend == "cuda" && input == DType::f32) {
+        MatmulConfig big;
+        std::string why;
+        if (!MatmulConfig::parse(kCudaSimtF32Default, big, why)) throw std::logic_error(why);
+        tc = team_scratch_limit(0) >= matmul_scratch_bytes<float, float>(big) ? kCudaSimtF32Default
+                                                                               : kCudaSimtF32Fallback;
+      }
       const bool host = backend == "serial" || backend == "openmp";
       const char* name = tc ? tc : host && input == DType::f64 ? kHostF64Default : row.config;
       MatmulConfig c;
@@ -193,7 +211,9 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
   if (teams(base) >= slots) return base;
   MatmulConfig best = base;
   std::vector<const char*> smaller;
-  if (gpu) smaller.assign(kGpuSmallerTiles.begin(), kGpuSmallerTiles.end());
+  if (backend == "cuda" && input == DType::f32)
+    smaller.assign(kCudaSimtF32SmallerTiles.begin(), kCudaSimtF32SmallerTiles.end());
+  else if (gpu) smaller.assign(kGpuSmallerTiles.begin(), kGpuSmallerTiles.end());
   else if (input == DType::f64) smaller.assign(kHostF64SmallerTiles.begin(), kHostF64SmallerTiles.end());
   else smaller.assign(kHostSmallerTiles.begin(), kHostSmallerTiles.end());
   for (const char* name : smaller) {

@@ -17,7 +17,7 @@ namespace tilekit {
 namespace tuning {
 
 /// The kernel a menu entry runs (the choice is made in kernels/matmul_impl.hpp, MatmulFunctor).
-enum class TileKernel { simt, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
+enum class TileKernel { simt, simt_warp, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
 
 /// A team computes a BM x BN tile of C, stepping K by BK (A and B tiles of BM x BK and BK x BN are
 /// staged in team scratch); the micro-kernel accumulates a TM x TN block of C in registers.
@@ -38,6 +38,38 @@ struct TileShape {
   /// Threads per team on GPUs (one per micro-tile); on host backends an upper bound of the team size.
   static constexpr int threads = micro_tiles;
   static_assert(BM % TM == 0 && BN % TN == 0, "micro-tile must divide the team tile");
+
+  static MatmulConfig config() {
+    MatmulConfig c;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN;
+    return c;
+  }
+};
+
+/// A tile of the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; GPUs; f32 inputs): a team of
+/// warps computes a BM x BN tile of C, each warp a WM x WN warp tile whose 32 lanes form an
+/// LANES_M x LANES_N grid; each lane owns TM x TN accumulators in SUB x SUB sub-tiles spread over
+/// the warp tile (conflict-free 16-byte scratch reads). MIN_TEAMS: teams per SM the compiler must
+/// leave registers for (CUDA/HIP launch bounds).
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int MIN_TEAMS_>
+struct SimtWarpTileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int TM = TM_;  ///< micro-tile rows of one lane (registers)
+  static constexpr int TN = TN_;  ///< micro-tile columns of one lane (registers)
+  static constexpr int MIN_TEAMS = MIN_TEAMS_;
+  static constexpr int LANES_M = 8, LANES_N = 4, SUB = 4;
+  static constexpr int WM = TM * LANES_M;  ///< warp tile rows
+  static constexpr int WN = TN * LANES_N;  ///< warp tile columns
+  static constexpr bool mma = false;
+  static constexpr bool wgmma = false;
+  static constexpr TileKernel kernel = TileKernel::simt_warp;
+  static constexpr bool tf32 = false;
+  static constexpr bool runs(DType in) { return in == DType::f32; }
+  static constexpr int threads = (BM / WM) * (BN / WN) * 32;
+  /// Threads per team (one micro-tile each).
+  static constexpr int micro_tiles = threads;
+  static_assert(TM % SUB == 0 && TN % SUB == 0 && BM % WM == 0 && BN % WN == 0,
+                "lane micro-tiles of 4x4 sub-tiles; warp tiles divide the team tile");
 
   static MatmulConfig config() {
     MatmulConfig c;
@@ -171,7 +203,12 @@ struct TileList {};
 using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problems: 64 FMAs per 16 loads
                                 TileShape<128, 64, 16, 8, 4>,   // tall tiles, deeper K stage
                                 TileShape<64, 64, 16, 4, 4>,    // mid sizes: 4x more teams than 128x128
-                                TileShape<32, 32, 32, 2, 2>>;   // small problems: fill the SMs
+                                TileShape<32, 32, 32, 2, 2>,    // small problems: fill the SMs
+                                // warp-tiled SIMT (f32): 8 warps of 64x32 (1 team/SM: ~170 registers
+                                // for 64 accumulators); 4 warps of 64x32, 2 teams/SM; 4 warps of 64x16,
+                                // 4 teams/SM
+                                SimtWarpTileShape<128, 128, 16, 8, 8, 1>, SimtWarpTileShape<128, 64, 16, 8, 8, 2>,
+                                SimtWarpTileShape<64, 64, 16, 8, 4, 4>>;
 
 /// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles), run by
 /// the sm_80+ mma.sync kernel (kernels/matmul_mma_sm80.hpp). 128x128x32 stages 4 K steps (64 KB of
@@ -184,6 +221,9 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
 /// Hopper (warpgroup_mma_available()).
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
+                                 SimtWarpTileShape<128, 128, 16, 8, 8, 1>, SimtWarpTileShape<128, 64, 16, 8, 8, 2>,
+                                 SimtWarpTileShape<64, 64, 16, 8, 4, 4>, SimtWarpTileShape<128, 128, 16, 8, 16, 2>,
+                                 SimtWarpTileShape<128, 256, 16, 8, 16, 1>, SimtWarpTileShape<256, 128, 16, 16, 8, 1>,
                                  MmaTileShape<128, 128, 32, 64, 64, 4, 1>,  // 4 warps, 2 x 2, 64 KB
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB

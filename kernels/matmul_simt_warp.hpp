@@ -1,0 +1,338 @@
+// tilekit portable SIMT matmul with warp tiling (GPUs: CUDA and HIP; IEEE arithmetic on the FMA
+// units, no tensor cores, no inline assembly). Include only from kernels/matmul_impl.hpp.
+//
+// Loop nest, outermost first:
+//   league : one team per BM x BN tile of C, in grouped order (GROUP_M tile-rows per group)
+//   warps  : the team tile is split into WM x WN warp tiles, one per 32 consecutive threads
+//   lanes  : a warp's 32 lanes form an 8 x 4 grid (LANES_M x LANES_N); each lane owns a TM x TN
+//            micro-tile made of (TM/4) x (TN/4) 4x4 sub-tiles, spread over the warp tile with a
+//            stride of 32 rows (8 lanes x 4) and 16 columns (4 lanes x 4)
+//   kt     : K in steps of BK; A is staged K-major (As[k][m]) and B as Bs[k][n], double-buffered in
+//            level-0 scratch, the next step's global loads held in registers during the compute
+//   k      : rank-1 updates of the micro-tile from 16-byte scratch reads
+//
+// Why the lane grid: at one k, the 8 lanes along M read 8 consecutive 16-byte runs of As (128
+// bytes, every bank once) and the 4 lanes along N share theirs (broadcast), so no scratch read of
+// the micro-kernel conflicts (the kernel of matmul_impl.hpp gives each thread one 8x8 block: its A
+// reads were 32 bytes apart and conflicted). 4 scratch reads of 16 bytes feed 64 FMAs (8x8).
+//
+// Global loads: each thread loads the same number of A and B elements per step, in vectors of up to
+// 16 bytes along the operand's contiguous dimension when the operand is unit-stride along it and
+// aligned (checked once per launch); otherwise, and for vectors that cross the matrix edge, element
+// by element along whichever dimension has the smaller stride (any layout, stride and broadcast).
+#pragma once
+
+#include "kernels/matmul.hpp"
+#include "kernels/matmul_team.hpp"
+#include "tuning/matmul_tiles.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace tilekit {
+namespace detail {
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct SimtWarpMatmul {
+  using compute = typename TypeTraits<TIn>::compute;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
+  using member_type = typename policy_type::member_type;
+  static_assert(tuning::is_gpu_space<ExecSpace>(), "the warp-tiled SIMT kernel runs on GPUs");
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
+  static constexpr int LANES_M = Tile::LANES_M, LANES_N = Tile::LANES_N, SUB = Tile::SUB;
+  static constexpr int WM = Tile::WM, WN = Tile::WN;
+  static constexpr int kWarpsM = BM / WM;
+  static constexpr int kThreads = Tile::threads;
+  static constexpr int kScratchLevel = 0;
+  // Scratch rows padded by 4 elements: the transposing stores of a K-contiguous operand (consecutive
+  // threads on consecutive rows, two K groups) then hit different banks; rows stay 16-byte aligned.
+  static constexpr int AS_LD = BM + 4;
+  static constexpr int BS_LD = BN + 4;
+  static constexpr int kStageElems = BK * AS_LD + BK * BS_LD;
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() { return 2 * std::size_t(kStageElems); }
+  // +16: the base is aligned up to 16 bytes for vector reads of scratch.
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute) + 16; }
+
+  /// One operand's share of a stage, per thread: kVecs vectors of V elements. V: up to 16 bytes of
+  /// inputs, at most a thread's share, dividing both tile sides (so every vector stays in one row or
+  /// one column of the tile).
+  template <int R>
+  struct Share {
+    static constexpr int kPer = R * BK / kThreads;
+    static constexpr int V0 = int(16 / sizeof(TIn)) < kPer ? int(16 / sizeof(TIn)) : kPer;
+    static constexpr int V = (R % V0 == 0 && BK % V0 == 0) ? V0 : 1;
+    static constexpr int kVecs = kPer / V;
+    static_assert(kPer >= 1 && (R * BK) % kThreads == 0, "every thread stages the same number of elements");
+  };
+  using AShare = Share<BM>;
+  using BShare = Share<BN>;
+
+  /// An operand as an R x K matrix in the staging order: element (r, k) at data[r * sr + k * sk]
+  /// (A: r = m; B: r = n, so B is read through its transpose).
+  struct Operand {
+    const TIn* data;
+    int64_t sr, sk, rows;
+    bool along_r;  ///< consecutive threads (and vector elements) along r, else along k
+    bool vec;      ///< whole-vector loads allowed (unit stride along the loaded dimension, aligned)
+  };
+  /// How a stage of an operand is loaded, fixed at compile time for each copy of the main loop (the
+  /// vector modes keep one pointer per vector live, not one 64-bit offset per element):
+  /// general: element by element along the dimension of smaller stride (any stride, run-time
+  /// direction); vec_r / vec_k: vectors along r / along k (unit stride there, aligned).
+  enum class Mode { general, vec_r, vec_k };
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+
+  template <int V>
+  struct alignas(V * sizeof(TIn)) InVec {
+    TIn v[V];
+  };
+
+  /// The launch's staging plan for one operand (the same for every team).
+  template <int V>
+  KOKKOS_INLINE_FUNCTION static Operand plan(const TIn* data, int64_t sr, int64_t sk, int64_t rows) {
+    Operand o{data, sr, sk, rows, true, false};
+    o.along_r = sr == 1 ? true : sk == 1 ? false : sr <= sk;
+    const int64_t unit = o.along_r ? sr : sk, other = o.along_r ? sk : sr;
+    o.vec = V > 1 && unit == 1 && other % V == 0 &&
+            reinterpret_cast<uintptr_t>(data) % (V * sizeof(TIn)) == 0;
+    return o;
+  }
+
+  /// Vector e of a stage: its first element (r, k) in the tile.
+  template <int R, int V>
+  KOKKOS_INLINE_FUNCTION static void vec_origin(int e, bool along_r, int& r, int& k) {
+    if (along_r) {
+      r = (e % (R / V)) * V;
+      k = e / (R / V);
+    } else {
+      k = (e % (BK / V)) * V;
+      r = e / (BK / V);
+    }
+  }
+
+  /// One thread's global loads of one operand, K step after K step: the thread's vectors of the
+  /// R x BK tile (kVecs of V elements) into registers. ptr is the tile's origin (general mode) or the
+  /// thread's first vector (vector modes, where vector q lies q * qstride further: kThreads is a
+  /// multiple of the vectors per tile row or column, so the thread's vectors share their r, or their
+  /// k); it advances by step per K step. Vector modes read a vector crossing the matrix edge element
+  /// by element (unit stride: element v is v past the vector's start).
+  template <Mode MODE, int R, class S>
+  struct Loader {
+    static constexpr int V = S::V;
+    static constexpr bool kVector = MODE != Mode::general;
+    // Between consecutive vectors of a thread: rows (vec_k) or K values (vec_r).
+    static constexpr int QR = MODE == Mode::vec_k ? kThreads * V / BK : 0;
+    static constexpr int QK = MODE == Mode::vec_r ? kThreads * V / R : 0;
+    static_assert(!kVector || (MODE == Mode::vec_r ? kThreads % (R / V) : kThreads % (BK / V)) == 0,
+                  "a thread's vectors share their row or their K offset");
+    const TIn* ptr;
+    int64_t sr, sk, qstride, step, rows_left;
+    int r, k;  // vector modes: the place of the thread's first vector in the tile
+    bool along_r;
+
+    KOKKOS_INLINE_FUNCTION Loader(const Operand& o, int64_t r0, int tid)
+        : sr(o.sr), sk(o.sk), step(BK * o.sk), rows_left(o.rows - r0),
+          along_r(MODE == Mode::general ? o.along_r : MODE == Mode::vec_r) {
+      vec_origin<R, V>(tid, along_r, r, k);
+      ptr = o.data + r0 * o.sr + (kVector ? r * o.sr + k * o.sk : 0);
+      qstride = QR * o.sr + QK * o.sk;
+    }
+    KOKKOS_INLINE_FUNCTION void advance() { ptr += step; }
+
+    /// The current K step (k_left values of K left from its start); full: no masks.
+    KOKKOS_INLINE_FUNCTION void load(compute (&reg)[S::kVecs][V], int64_t k_left, bool full, int tid) const {
+      TILEKIT_UNROLL
+      for (int q = 0; q < S::kVecs; ++q) {
+        if constexpr (!kVector) {
+          int r0, k0;
+          vec_origin<R, V>(tid + q * kThreads, along_r, r0, k0);
+          TILEKIT_UNROLL
+          for (int v = 0; v < V; ++v) {
+            const int rr = along_r ? r0 + v : r0, kk = along_r ? k0 : k0 + v;
+            reg[q][v] = (full || (rr < rows_left && kk < k_left)) ? convert<compute>(ptr[rr * sr + kk * sk])
+                                                                   : compute(0);
+          }
+        } else {
+          const int rq = r + q * QR, kq = k + q * QK;
+          const TIn* src = ptr + q * qstride;
+          const bool whole = full || (MODE == Mode::vec_r ? (rq + V <= rows_left && kq < k_left)
+                                                          : (rq < rows_left && kq + V <= k_left));
+          if (whole) {
+            const InVec<V> x = *reinterpret_cast<const InVec<V>*>(src);
+            TILEKIT_UNROLL
+            for (int v = 0; v < V; ++v) reg[q][v] = convert<compute>(x.v[v]);
+          } else {
+            TILEKIT_UNROLL
+            for (int v = 0; v < V; ++v) {
+              const bool in = MODE == Mode::vec_r ? (rq + v < rows_left && kq < k_left)
+                                                  : (rq < rows_left && kq + v < k_left);
+              reg[q][v] = in ? convert<compute>(src[v]) : compute(0);
+            }
+          }
+        }
+      }
+    }
+  };
+
+  /// Registers -> scratch S[k][r] (pitch LD): a vector along r is one aligned run, one along k a
+  /// column of V values.
+  template <int R, int LD, class S>
+  KOKKOS_INLINE_FUNCTION static void store(compute* dst, const compute (&reg)[S::kVecs][S::V], bool along_r,
+                                           int tid) {
+    constexpr int V = S::V;
+    constexpr int per16 = 16 / int(sizeof(compute));
+    TILEKIT_UNROLL
+    for (int q = 0; q < S::kVecs; ++q) {
+      int r, k;
+      vec_origin<R, V>(tid + q * kThreads, along_r, r, k);
+      if constexpr (16 % sizeof(compute) == 0 && V % per16 == 0) {
+        if (along_r) {  // whole 16-byte runs (r is a multiple of V, LD of 4, the base 16-byte aligned)
+          struct alignas(16) Vec {
+            compute v[per16];
+          };
+          TILEKIT_UNROLL
+          for (int c = 0; c < V / per16; ++c) {
+            Vec x;
+            TILEKIT_UNROLL
+            for (int t = 0; t < per16; ++t) x.v[t] = reg[q][c * per16 + t];
+            reinterpret_cast<Vec*>(dst + k * LD + r)[c] = x;
+          }
+          continue;
+        }
+      }
+      TILEKIT_UNROLL
+      for (int v = 0; v < V; ++v) dst[along_r ? k * LD + r + v : (k + v) * LD + r] = reg[q][v];
+    }
+  }
+
+  // The micro-kernel's k loop is unrolled by 2 (1 with 128 accumulators): fully unrolled, the
+  // scheduler hoists the scratch reads of every k and the registers exceed the launch bounds.
+  static constexpr int kUnrollK = TM * TN >= 128 ? 1 : 2;
+
+  // acc += As(:, the thread's rows) x Bs(:, its columns) over the staged BK depth.
+  KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, compute (&acc)[TM][TN]) {
+    TILEKIT_UNROLL_BY(kUnrollK)
+    for (int k = 0; k < BK; ++k) {
+      compute av[TM], bv[TN];
+      TILEKIT_UNROLL
+      for (int s = 0; s < TM / SUB; ++s) {
+        compute run[SUB];
+        read_scratch_run(As + k * AS_LD + s * (LANES_M * SUB), run);
+        TILEKIT_UNROLL
+        for (int i = 0; i < SUB; ++i) av[s * SUB + i] = run[i];
+      }
+      TILEKIT_UNROLL
+      for (int s = 0; s < TN / SUB; ++s) {
+        compute run[SUB];
+        read_scratch_run(Bs + k * BS_LD + s * (LANES_N * SUB), run);
+        TILEKIT_UNROLL
+        for (int j = 0; j < SUB; ++j) bv[s * SUB + j] = run[j];
+      }
+      TILEKIT_UNROLL
+      for (int i = 0; i < TM; ++i) {
+        TILEKIT_UNROLL
+        for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
+      }
+    }
+  }
+
+  /// The K loop of one team with A and B staged in modes MA and MB: double-buffered stages, the next
+  /// step's global loads in registers during the compute of the current one.
+  template <Mode MA, Mode MB>
+  KOKKOS_INLINE_FUNCTION void k_loop(const member_type& team, compute* As, const Operand& a, const Operand& b,
+                                     int64_t m0, int64_t n0, int row0, int col0, int tid,
+                                     compute (&acc)[TM][TN]) const {
+    const bool full_mn = m0 + BM <= p.M && n0 + BN <= p.N;
+    const int64_t ktiles = p.K > 0 ? (p.K + BK - 1) / BK : 1;  // K == 0 still runs the epilogue
+    compute ra[AShare::kVecs][AShare::V], rb[BShare::kVecs][BShare::V];
+    Loader<MA, BM, AShare> la(a, m0, tid);
+    Loader<MB, BN, BShare> lb(b, n0, tid);
+    // Prologue: step 0 into buffer 0.
+    la.load(ra, p.K, full_mn && BK <= p.K, tid);
+    lb.load(rb, p.K, full_mn && BK <= p.K, tid);
+    store<BM, AS_LD, AShare>(As, ra, la.along_r, tid);
+    store<BN, BS_LD, BShare>(As + BK * AS_LD, rb, lb.along_r, tid);
+    team.team_barrier();
+    int cur = 0;
+    for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: load next, compute current, store next
+      const bool has_next = kt + 1 < ktiles;
+      if (has_next) {
+        const int64_t k_left = p.K - (kt + 1) * BK;
+        const bool full = full_mn && k_left >= BK;
+        la.advance();
+        lb.advance();
+        la.load(ra, k_left, full, tid);
+        lb.load(rb, k_left, full, tid);
+      }
+      const compute* stage = As + cur * kStageElems;
+      micro_kernel(stage + row0, stage + BK * AS_LD + col0, acc);
+      if (has_next) {
+        compute* next = As + (cur ^ 1) * kStageElems;
+        store<BM, AS_LD, AShare>(next, ra, la.along_r, tid);
+        store<BN, BS_LD, BShare>(next + BK * AS_LD, rb, lb.along_r, tid);
+      }
+      // One barrier per K step: the next stage is complete, and nobody still reads the buffer that
+      // the following step overwrites.
+      team.team_barrier();
+      cur ^= 1;
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    int tile_m, tile_n;  // grouped launch order: consecutive teams share B tiles in L2
+    grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+    const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+
+    const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
+    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
+    compute* As = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    const int tid = team.team_rank() * vector_length + vector_lane();
+
+    // The thread's place: warp tile (warp_m, warp_n), lane (lane_m, lane_n) in the 8 x 4 grid.
+    const int warp = tid / 32, lane = tid % 32;
+    const int row0 = (warp % kWarpsM) * WM + (lane % LANES_M) * SUB;  // first row of its first sub-tile
+    const int col0 = (warp / kWarpsM) * WN + (lane / LANES_M) * SUB;
+
+    compute acc[TM][TN];
+    TILEKIT_UNROLL
+    for (int i = 0; i < TM; ++i) {
+      TILEKIT_UNROLL
+      for (int j = 0; j < TN; ++j) acc[i][j] = compute(0);
+    }
+    // One copy of the K loop per pair of vector modes (uniform over the launch), one for the rest.
+    const Operand a = plan<AShare::V>(p.a.data, p.a.rs, p.a.cs, p.M);
+    const Operand b = plan<BShare::V>(p.b.data, p.b.cs, p.b.rs, p.N);
+    if (a.vec && b.vec) {
+      if (a.along_r && b.along_r) k_loop<Mode::vec_r, Mode::vec_r>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+      else if (a.along_r) k_loop<Mode::vec_r, Mode::vec_k>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+      else if (b.along_r) k_loop<Mode::vec_k, Mode::vec_r>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+      else k_loop<Mode::vec_k, Mode::vec_k>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+    } else {
+      k_loop<Mode::general, Mode::general>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+    }
+
+    // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp), edges masked.
+    TILEKIT_UNROLL
+    for (int sm = 0; sm < TM / SUB; ++sm) {
+      TILEKIT_UNROLL
+      for (int sn = 0; sn < TN / SUB; ++sn) {
+        compute sub[SUB][SUB];
+        TILEKIT_UNROLL
+        for (int i = 0; i < SUB; ++i) {
+          TILEKIT_UNROLL
+          for (int j = 0; j < SUB; ++j) sub[i][j] = acc[sm * SUB + i][sn * SUB + j];
+        }
+        store_micro_tile_masked(p, m0 + row0 + sm * (LANES_M * SUB), n0 + col0 + sn * (LANES_N * SUB), sub);
+      }
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace tilekit
