@@ -143,13 +143,9 @@ struct BlockedMatmul {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    int tile_m, tile_n;  // grouped launch order: consecutive teams share B tiles in L2
-    grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
-    const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
-
-    const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
-    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
-    compute* As = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    int64_t m0, n0;
+    team_tile_origin<BM, BN>(team.league_rank(), group_m, tiles_m, tiles_n, m0, n0);
+    compute* As = team_scratch_aligned16<compute>(team, scratch_bytes(), kScratchLevel);
     compute* Bs = As + BK * AS_LD;
     const int tid = team.team_rank() * vector_length + vector_lane();
 

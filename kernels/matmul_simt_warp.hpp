@@ -215,25 +215,25 @@ struct SimtWarpMatmul {
   // scheduler hoists the scratch reads of every k and the registers exceed the launch bounds.
   static constexpr int kUnrollK = TM * TN >= 128 ? 1 : 2;
 
+  // A lane's N values of one scratch row: runs of SUB (one 16-byte read for f32), SPREAD apart.
+  template <int SPREAD, int N>
+  KOKKOS_INLINE_FUNCTION static void read_lane_values(const compute* row, compute (&dst)[N]) {
+    TILEKIT_UNROLL
+    for (int s = 0; s < N / SUB; ++s) {
+      compute run[SUB];
+      read_scratch_run(row + s * SPREAD, run);
+      TILEKIT_UNROLL
+      for (int i = 0; i < SUB; ++i) dst[s * SUB + i] = run[i];
+    }
+  }
+
   // acc += As(:, the thread's rows) x Bs(:, its columns) over the staged BK depth.
   KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, compute (&acc)[TM][TN]) {
     TILEKIT_UNROLL_BY(kUnrollK)
     for (int k = 0; k < BK; ++k) {
       compute av[TM], bv[TN];
-      TILEKIT_UNROLL
-      for (int s = 0; s < TM / SUB; ++s) {
-        compute run[SUB];
-        read_scratch_run(As + k * AS_LD + s * (LANES_M * SUB), run);
-        TILEKIT_UNROLL
-        for (int i = 0; i < SUB; ++i) av[s * SUB + i] = run[i];
-      }
-      TILEKIT_UNROLL
-      for (int s = 0; s < TN / SUB; ++s) {
-        compute run[SUB];
-        read_scratch_run(Bs + k * BS_LD + s * (LANES_N * SUB), run);
-        TILEKIT_UNROLL
-        for (int j = 0; j < SUB; ++j) bv[s * SUB + j] = run[j];
-      }
+      read_lane_values<LANES_M * SUB>(As + k * AS_LD, av);
+      read_lane_values<LANES_N * SUB>(Bs + k * BS_LD, bv);
       TILEKIT_UNROLL
       for (int i = 0; i < TM; ++i) {
         TILEKIT_UNROLL
@@ -285,13 +285,9 @@ struct SimtWarpMatmul {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    int tile_m, tile_n;  // grouped launch order: consecutive teams share B tiles in L2
-    grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
-    const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
-
-    const int level = kScratchLevel;  // a local copy: team_scratch takes a reference (no ODR-use)
-    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes()));
-    compute* As = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    int64_t m0, n0;
+    team_tile_origin<BM, BN>(team.league_rank(), group_m, tiles_m, tiles_n, m0, n0);
+    compute* As = team_scratch_aligned16<compute>(team, scratch_bytes(), kScratchLevel);
     const int tid = team.team_rank() * vector_length + vector_lane();
 
     // The thread's place: warp tile (warp_m, warp_n), lane (lane_m, lane_n) in the 8 x 4 grid.

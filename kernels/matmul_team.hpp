@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 // Full unrolling of the fixed-trip micro-tile loops, so that the TM x TN accumulators are registers
@@ -48,6 +50,25 @@ KOKKOS_INLINE_FUNCTION void grouped_tile(int pid, int group_m, int tiles_m, int 
   const int group_rows = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
   tile_m = first_m + (pid % per_group) % group_rows;
   tile_n = (pid % per_group) / group_rows;
+}
+
+/// The first row and column of the BM x BN tile of C that team `league_rank` computes, in grouped
+/// launch order (grouped_tile: consecutive teams share B tiles in L2).
+template <int BM, int BN>
+KOKKOS_INLINE_FUNCTION void team_tile_origin(int league_rank, int group_m, int tiles_m, int tiles_n, int64_t& m0,
+                                             int64_t& n0) {
+  int tile_m, tile_n;
+  grouped_tile(league_rank, group_m, tiles_m, tiles_n, tile_m, tile_n);
+  m0 = int64_t(tile_m) * BM;
+  n0 = int64_t(tile_n) * BN;
+}
+
+/// The team's level-`level` scratch of `bytes` (which include 15 bytes of slack), as T aligned up
+/// to 16 bytes for vector reads.
+template <class T, class Member>
+KOKKOS_INLINE_FUNCTION T* team_scratch_aligned16(const Member& team, std::size_t bytes, int level) {
+  char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(bytes));
+  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
 }
 
 /// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
