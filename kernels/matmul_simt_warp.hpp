@@ -214,6 +214,9 @@ struct SimtWarpMatmul {
   // The micro-kernel's k loop is unrolled by 2 (1 with 128 accumulators): fully unrolled, the
   // scheduler hoists the scratch reads of every k and the registers exceed the launch bounds.
   static constexpr int kUnrollK = TM * TN >= 128 ? 1 : 2;
+  // 16-byte accesses of C in the epilogue: tiles of at most 64 accumulators (the shallow-K tiles,
+  // whose cost is the store of C); the 128-accumulator tiles keep element stores (section 11).
+  static constexpr bool kVectorEpilogue = TM * TN <= 64;
 
   // A lane's N values of one scratch row: runs of SUB (one 16-byte read for f32), SPREAD apart.
   template <int SPREAD, int N>
@@ -313,7 +316,19 @@ struct SimtWarpMatmul {
       k_loop<Mode::general, Mode::general>(team, As, a, b, m0, n0, row0, col0, tid, acc);
     }
 
-    // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp), edges masked.
+    // The epilogue; without an activation, a copy free of its per-element switch (tiles of at most
+    // 64 accumulators: with 128, a second copy slowed the K loop of 256x128 from 37 to 24 TFLOP/s,
+    // docs/perf-notes.md section 11).
+    if (kVectorEpilogue && p.act == Activation::none) epilogue<false>(m0, n0, row0, col0, acc);
+    else epilogue<true>(m0, n0, row0, col0, acc);
+  }
+
+  // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp): 16-byte accesses of
+  // C inside it where C is contiguous along one side (a sub-tile's 4 rows or 4 columns are one
+  // aligned vector), element by element with masks on its edges and for other strides.
+  template <bool kActivate>
+  KOKKOS_INLINE_FUNCTION void epilogue(int64_t m0, int64_t n0, int row0, int col0, const compute (&acc)[TM][TN]) const {
+    const int c_vec = c_vector_direction<SUB>(p.c);
     TILEKIT_UNROLL
     for (int sm = 0; sm < TM / SUB; ++sm) {
       TILEKIT_UNROLL
@@ -324,7 +339,11 @@ struct SimtWarpMatmul {
           TILEKIT_UNROLL
           for (int j = 0; j < SUB; ++j) sub[i][j] = acc[sm * SUB + i][sn * SUB + j];
         }
-        store_micro_tile_masked(p, m0 + row0 + sm * (LANES_M * SUB), n0 + col0 + sn * (LANES_N * SUB), sub);
+        const int64_t mi = m0 + row0 + sm * (LANES_M * SUB), nj = n0 + col0 + sn * (LANES_N * SUB);
+        if (kVectorEpilogue && c_vec != 0 && mi + SUB <= p.M && nj + SUB <= p.N)
+          store_sub_tile_vector<kActivate, SUB>(p, mi, nj, sub, c_vec);
+        else
+          store_micro_tile_masked(p, mi, nj, sub);
       }
     }
   }

@@ -108,6 +108,49 @@ KOKKOS_FORCEINLINE_FUNCTION void store_c_element(const MatmulProblem<TIn, TOut>&
   out = convert<TOut>(activate(p.act, v));
 }
 
+/// Which way C takes whole vectors of SUB elements (checked once per launch): 1 along its rows
+/// (column-major: unit row stride), 2 along its columns (row-major), 0 neither. The other stride
+/// must be a multiple of SUB and the base aligned to a vector, so that every vector starting at a
+/// multiple of SUB is aligned.
+template <int SUB, class T>
+KOKKOS_INLINE_FUNCTION int c_vector_direction(const StridedMatrix<T>& c) {
+  if (reinterpret_cast<uintptr_t>(c.data) % (SUB * sizeof(T)) != 0) return 0;
+  if (c.rs == 1 && c.cs % SUB == 0) return 1;
+  if (c.cs == 1 && c.rs % SUB == 0) return 2;
+  return 0;
+}
+
+/// Epilogue of one SUB x SUB sub-tile inside C, at a row and column that are multiples of SUB, with
+/// one vector load (beta != 0) and one vector store per column (direction 1) or per row (direction
+/// 2) instead of SUB x SUB element accesses: with a shallow K the store of C is most of the work.
+/// kActivate: false when the problem has no activation (the caller branches once per kernel: the
+/// run-time switch of activate() cost some 20 instructions per element).
+template <bool kActivate, int SUB, class TIn, class TOut, class Acc>
+KOKKOS_INLINE_FUNCTION void store_sub_tile_vector(const MatmulProblem<TIn, TOut>& p, int64_t mi, int64_t nj,
+                                                  const Acc (&acc)[SUB][SUB], int direction) {
+  using compute = typename TypeTraits<TIn>::compute;
+  struct alignas(SUB * sizeof(TOut)) Vec {
+    TOut v[SUB];
+  };
+  const bool read_c = p.beta != compute(0);
+  TILEKIT_UNROLL
+  for (int line = 0; line < SUB; ++line) {  // a column of the sub-tile (direction 1) or a row
+    Vec* dst = reinterpret_cast<Vec*>(direction == 1 ? &p.c(mi, nj + line) : &p.c(mi + line, nj));
+    Vec old;
+    if (read_c) old = *dst;
+    Vec out;
+    TILEKIT_UNROLL
+    for (int e = 0; e < SUB; ++e) {
+      const int i = direction == 1 ? e : line, j = direction == 1 ? line : e;
+      compute v = p.alpha * acc[i][j];
+      if (read_c) v += p.beta * convert<compute>(old.v[e]);
+      if (p.bias) v += p.bias[nj + j];
+      out.v[e] = convert<TOut>(kActivate ? activate(p.act, v) : v);
+    }
+    *dst = out;
+  }
+}
+
 /// Epilogue of one TM x TN micro-tile at C(mi.., nj..), rows and columns outside C masked.
 /// bias_rows: as store_c_element's bias_row.
 template <int TM, int TN, class TIn, class TOut, class Acc>

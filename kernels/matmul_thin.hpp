@@ -92,7 +92,10 @@ inline ThinTeamShape thin_team_shape(const MatmulConfig& cfg, bool gpu) {
 template <class ExecSpace, int RR, class TIn, class TOut>
 struct ThinMatmul {
   using compute = typename TypeTraits<TIn>::compute;
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  // Teams of up to kThinMaxThreads (the tuner's largest thin config): the compiler keeps the
+  // registers within what such a team may use (128 per thread on NVIDIA GPUs).
+  static constexpr unsigned kThinMaxThreads = 512;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThinMaxThreads, 1>>;
   using member_type = typename policy_type::member_type;
   static constexpr bool kGpu = tuning::is_gpu_space<ExecSpace>();
   static constexpr int kScratchLevel = kGpu ? 0 : 1;
