@@ -45,6 +45,10 @@ constexpr const char* kCudaSimtF32Fallback = "bm128_bn128_bk16_tm8_tn8_g16_t256_
 constexpr std::array<const char*, 3> kCudaSimtF32SmallerTiles{kCudaSimtF32Fallback,
                                                               "bm64_bn64_bk16_tm8_tn4_g16_t128_v1",
                                                               "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
+// CUDA f32 with a shallow K (up to kShallowK): the store of C is most of the work; the 64x64 tile
+// (4 teams of 4 warps per SM, 16-byte stores of C) won both shallow shapes of the H100 sweep
+// (8192x8192x16: 12.1 TFLOP/s against 9.8 for 256x128; docs/perf-notes.md section 11).
+constexpr const char* kCudaSimtF32Shallow = "bm64_bn64_bk16_tm8_tn4_g16_t128_v1";
 // Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
 // team_size 1. The large tile when its per-thread working set (A panel BM x BK, running sums
 // BM x BN, one B sliver BK x TN) fits the L2 cache of a core, read at run time (host_l2_bytes);
@@ -208,6 +212,11 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
   if (base.mma) return base;
   const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency * kHostTeamsPerThread;
   auto teams = [&](const MatmulConfig& t) { return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
+  if (backend == "cuda" && input == DType::f32 && K <= kShallowK) {  // (smaller shapes: the loop below)
+    MatmulConfig shallow = base;
+    if (!MatmulConfig::parse(kCudaSimtF32Shallow, shallow, why)) throw std::logic_error(why);
+    if (teams(shallow) >= slots) return shallow;
+  }
   if (teams(base) >= slots) return base;
   MatmulConfig best = base;
   std::vector<const char*> smaller;
