@@ -108,7 +108,7 @@ KOKKOS_FORCEINLINE_FUNCTION void store_c_element(const MatmulProblem<TIn, TOut>&
   out = convert<TOut>(activate(p.act, v));
 }
 
-/// Which way C takes whole vectors of SUB elements (checked once per launch): 1 along its rows
+/// Which way C takes whole vectors of SUB elements (checked once per team): 1 along its rows
 /// (column-major: unit row stride), 2 along its columns (row-major), 0 neither. The other stride
 /// must be a multiple of SUB and the base aligned to a vector, so that every vector starting at a
 /// multiple of SUB is aligned.
