@@ -137,8 +137,7 @@ struct ThinMatmul {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int level = kScratchLevel;
-    char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(scratch_bytes(cols, kgroups)));
-    compute* scratch = reinterpret_cast<compute*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    compute* scratch = team_scratch_aligned16<compute>(team, scratch_bytes(cols, kgroups), level);
     const int64_t l0 = int64_t(team.league_rank()) * cols * CPT;
     if constexpr (kGpu)
       run_gpu(team, scratch, l0);
@@ -227,20 +226,12 @@ TILEKIT_THIN_UNROLL
     }
   }
 
-  // RR consecutive staged values: 16-byte vector reads where they fill whole vectors (the pitch
-  // and the scratch base are 16-byte aligned).
+  // RR consecutive staged values: 16-byte vector reads where they fill whole vectors and the pitch
+  // keeps every staged row 16-byte aligned (the scratch base is).
   KOKKOS_INLINE_FUNCTION static void read_x(const compute* src, compute (&dst)[RR]) {
     constexpr int per16 = 16 / int(sizeof(compute));
-    if constexpr (16 % sizeof(compute) == 0 && RR % per16 == 0 && RP % per16 == 0) {
-      struct alignas(16) Vec {
-        compute v[per16];
-      };
-TILEKIT_THIN_UNROLL
-      for (int q = 0; q < RR / per16; ++q) {
-        const Vec x = reinterpret_cast<const Vec*>(src)[q];
-TILEKIT_THIN_UNROLL
-        for (int u = 0; u < per16; ++u) dst[q * per16 + u] = x.v[u];
-      }
+    if constexpr (16 % sizeof(compute) == 0 && RP % per16 == 0) {
+      read_scratch_run(src, dst);
     } else {
 TILEKIT_THIN_UNROLL
       for (int i = 0; i < RR; ++i) dst[i] = src[i];
