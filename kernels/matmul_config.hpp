@@ -15,6 +15,8 @@ struct MatmulConfig {
   int tn = 0;             ///< columns of the register micro-tile of one thread (one warp with mma)
   bool mma = false;       ///< tensor-core tile: each warp owns a tm x tn tile of 16x16x16 MMAs
   bool wgmma = false;     ///< Hopper warpgroup-MMA tile (also mma): each warpgroup of 4 warps owns tm x tn
+  /// warp-specialised warpgroup-MMA tile (also wgmma and mma): one more warpgroup only copies
+  bool ws = false;
   /// Thin kernel (kernels/matmul_thin.hpp) instead of a tile: for M or N up to
   /// tuning::kThinMaxRows, each team owns thin_cols columns of the long side of C over all of K
   /// (bm..tn, group_m, team_size and vector_length unused: the kernel derives its team shape)
@@ -29,16 +31,17 @@ struct MatmulConfig {
   /// "thin_l32_k8"
   std::string name() const;
   /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile, "_wg" a
-  /// Hopper warpgroup-MMA tile), or "thin_l32_k8"
+  /// Hopper warpgroup-MMA tile, "_ws" a warp-specialised one), or "thin_l32_k8"
   std::string tile_name() const;
-  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg][_g..][_t..][_v..]" (fields left out keep the values
+  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg|_ws][_g..][_t..][_v..]" (fields left out keep the values
   /// in `out`) or "thin_l.._k.." (the thin kernel derives its team shape; team_size and
   /// vector_length are 0). On failure returns false and says why.
   static bool parse(const std::string& s, MatmulConfig& out, std::string& why);
 
   bool same_tile(const MatmulConfig& o) const {
     if (thin || o.thin) return thin == o.thin && thin_cols == o.thin_cols && thin_kgroups == o.thin_kgroups;
-    return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn && mma == o.mma && wgmma == o.wgmma;
+    return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn && mma == o.mma && wgmma == o.wgmma &&
+           ws == o.ws;
   }
   bool operator==(const MatmulConfig& o) const {
     return same_tile(o) &&

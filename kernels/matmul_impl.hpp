@@ -19,6 +19,7 @@
 #include "kernels/matmul_mma_sm80_f64_tf32_i8.hpp"
 #include "kernels/matmul_simt_warp.hpp"
 #include "kernels/matmul_wgmma_sm90.hpp"
+#include "kernels/matmul_wgmma_ws_sm90.hpp"
 #include "kernels/matmul_team.hpp"
 #include "kernels/matmul_thin.hpp"
 #include "tuning/matmul_tiles.hpp"
@@ -203,7 +204,8 @@ struct BlockedMatmul {
 };
 
 /// The kernel of a menu entry, chosen here and nowhere else (Tile::kernel): warpgroup-MMA tiles run
-/// the sm_90a kernel (matmul_wgmma_sm90.hpp); f16/bf16 tensor-core tiles the sm_80+ mma.sync kernel
+/// the sm_90a kernel (matmul_wgmma_sm90.hpp), warp-specialised ones its producer/consumer variant
+/// (matmul_wgmma_ws_sm90.hpp); f16/bf16 tensor-core tiles the sm_80+ mma.sync kernel
 /// with ldmatrix (matmul_mma_sm80.hpp); f64, TF32 and i8 tensor-core tiles the sm_80+ mma.sync
 /// kernel with padded-scratch fragment loads (matmul_mma_sm80_f64_tf32_i8.hpp), all in the CUDA
 /// menu only; host packed tiles the BLIS-style host kernel (matmul_host_packed.hpp), in the host
@@ -215,6 +217,8 @@ template <class ExecSpace, class Tile, class TIn, class TOut>
 using MatmulFunctor = std::conditional_t<
     Tile::kernel == tuning::TileKernel::wgmma_sm90, Sm90WgmmaMatmul<ExecSpace, Tile, TIn, TOut>,
     std::conditional_t<
+    Tile::kernel == tuning::TileKernel::wgmma_ws_sm90, Sm90WgmmaWsMatmul<ExecSpace, Tile, TIn, TOut>,
+    std::conditional_t<
         Tile::kernel == tuning::TileKernel::mma_sm80, Sm80MmaMatmul<ExecSpace, Tile, TIn, TOut>,
         std::conditional_t<
             Tile::kernel == tuning::TileKernel::mma_sm80_f64_tf32_i8,
@@ -223,7 +227,7 @@ using MatmulFunctor = std::conditional_t<
                 Tile::kernel == tuning::TileKernel::host_packed, HostPackedMatmul<ExecSpace, Tile, TIn, TOut>,
                 std::conditional_t<Tile::kernel == tuning::TileKernel::simt_warp,
                                    SimtWarpMatmul<ExecSpace, Tile, TIn, TOut>,
-                                   BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>>>;
+                                   BlockedMatmul<ExecSpace, Tile, TIn, TOut>>>>>>>;
 
 template <class TIn, class TOut, class F>
 F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {

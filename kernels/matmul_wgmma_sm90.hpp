@@ -73,6 +73,49 @@ struct WgmmaOffset {
   }
 };
 
+/// Stages an R x C tile (C along the operand's contiguous dimension, `src` 16-byte aligned rows)
+/// into the layout WgmmaOffset<R, C> in whole 16-byte cp.async chunks, those past rows_left x
+/// cols_left zero-filled; T threads share it. Thread tid copies chunk column tid % 8 of rows
+/// tid / 8 + (T / 8) u of every 64-column block, so all its chunks lie at fixed distances from one
+/// base in scratch (the swizzle term, r % 8, is the same for all of them) and in global memory:
+/// an address add, two compares and the copy per chunk. stage_tile's general loop spent some 25
+/// instructions per chunk on index arithmetic, which made the copies, not the MMAs, the bottleneck
+/// of a warp-specialised producer (docs/perf-notes.md).
+template <int R, int C, int T>
+KOKKOS_INLINE_FUNCTION void stage_wgmma_chunks(uint16_t* dst, const uint16_t* src, int64_t row_stride,
+                                               int64_t rows_left, int64_t cols_left, int tid) {
+#if defined(TILEKIT_SM80_DEVICE)
+  constexpr int kRowStep = T / 8;
+  static_assert(T % 64 == 0 && R % kRowStep == 0 && C % 64 == 0, "whole 8-row swizzle groups per thread");
+  const int r0 = tid / 8, cc = tid % 8;
+  uint16_t* d0 = dst + r0 * 64 + ((cc ^ (r0 & 7)) * 8);
+  const uint16_t* s0 = src + r0 * row_stride + cc * 8;
+  const int64_t step = kRowStep * row_stride;
+#pragma unroll
+  for (int b = 0; b < C / 64; ++b) {
+#pragma unroll
+    for (int u = 0; u < R / kRowStep; ++u) {
+      const bool valid = r0 + kRowStep * u < rows_left && b * 64 + cc * 8 < cols_left;
+      const uint16_t* from = valid ? s0 + u * step + b * 64 : src;  // any valid address when zero-filling
+      cp_async16(d0 + b * R * 64 + u * kRowStep * 64, from, valid ? 16 : 0);
+    }
+  }
+#else
+  (void)dst, (void)src, (void)row_stride, (void)rows_left, (void)cols_left, (void)tid;
+#endif
+}
+
+/// Stages one operand tile into the wgmma layout: 16-byte chunks when `chunked`, else element by
+/// element (stage_tile).
+template <int R, int C, int T, class TIn>
+KOKKOS_INLINE_FUNCTION void stage_wgmma_tile(uint16_t* dst, const TIn* src, int64_t row_stride, int64_t col_stride,
+                                             int64_t rows_left, int64_t cols_left, bool chunked, int tid) {
+  if (chunked)
+    stage_wgmma_chunks<R, C, T>(dst, reinterpret_cast<const uint16_t*>(src), row_stride, rows_left, cols_left, tid);
+  else
+    stage_tile<R, C, T>(dst, src, row_stride, col_stride, rows_left, cols_left, false, tid, WgmmaOffset<R, C>{});
+}
+
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm90WgmmaMatmul {
   using compute = float;
@@ -121,17 +164,17 @@ struct Sm90WgmmaMatmul {
       uint16_t* Bs = As + kAElems;
       const int64_t k0 = kt * BK;
       if constexpr (A_K)  // [BM][64 k]
-        stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked,
-                                     tid, WgmmaOffset<BM, BK>{});
+        stage_wgmma_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0,
+                                           a_chunked, tid);
       else  // [BM / 64][64 k][64 m]
-        stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked,
-                                     tid, WgmmaOffset<BK, BM>{});
+        stage_wgmma_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0,
+                                           a_chunked, tid);
       if constexpr (B_N)  // [BN / 64][64 k][64 n]
-        stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked,
-                                     tid, WgmmaOffset<BK, BN>{});
+        stage_wgmma_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0,
+                                           b_chunked, tid);
       else  // [BN][64 k]
-        stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked,
-                                     tid, WgmmaOffset<BN, BK>{});
+        stage_wgmma_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0,
+                                           b_chunked, tid);
     };
 
     // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.

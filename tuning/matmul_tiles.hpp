@@ -17,7 +17,7 @@ namespace tilekit {
 namespace tuning {
 
 /// The kernel a menu entry runs (the choice is made in kernels/matmul_impl.hpp, MatmulFunctor).
-enum class TileKernel { simt, simt_warp, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90 };
+enum class TileKernel { simt, simt_warp, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90, wgmma_ws_sm90 };
 
 /// A team computes a BM x BN tile of C, stepping K by BK (A and B tiles of BM x BK and BK x BN are
 /// staged in team scratch); the micro-kernel accumulates a TM x TN block of C in registers.
@@ -111,7 +111,8 @@ struct MmaTileShape {
 /// A Hopper warpgroup-MMA tile (sm_90a builds on compute capability 9.0; f16 and bf16 inputs): a
 /// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1>
+/// WS (warp-specialised, kernels/matmul_wgmma_ws_sm90.hpp): one more warpgroup that only copies.
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false>
 struct WgmmaTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int TM = 64;   ///< warpgroup tile rows
@@ -120,17 +121,18 @@ struct WgmmaTileShape {
   static constexpr int MIN_TEAMS = MIN_TEAMS_;  ///< teams per SM the compiler must leave registers for
   static constexpr bool mma = true;
   static constexpr bool wgmma = true;
-  static constexpr TileKernel kernel = TileKernel::wgmma_sm90;
+  static constexpr bool ws = WS_;
+  static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
   static constexpr bool tf32 = false;
   static constexpr bool runs(DType in) { return in == DType::f16 || in == DType::bf16; }
-  static constexpr int warps = (BM / 64) * 4;
+  static constexpr int warps = (BM / 64 + (WS_ ? 1 : 0)) * 4;
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
   static_assert(BM % 64 == 0 && BK == 64, "64-row warpgroups, K steps of one 128-byte swizzle row");
 
   static MatmulConfig config() {
     MatmulConfig c;
-    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true; c.wgmma = true;
+    c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true; c.wgmma = true; c.ws = WS_;
     return c;
   }
 };
@@ -229,6 +231,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
                                  WgmmaTileShape<128, 256, 64, 4>,           // 2 warpgroups, 193 KB (sm_90a)
                                  WgmmaTileShape<128, 128, 64, 3, 2>,        // 2 warpgroups, 97 KB, 2 teams/SM
+                                 WgmmaTileShape<256, 128, 64, 4, 1>,        // 4 warpgroups, 193 KB
+                                 // warp-specialised: 1 producer + 2 or 4 consumer warpgroups, 193 KB
+                                 WgmmaTileShape<128, 256, 64, 4, 1, true>, WgmmaTileShape<256, 128, 64, 4, 1, true>,
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
                                  // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,

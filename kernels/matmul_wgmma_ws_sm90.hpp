@@ -1,0 +1,222 @@
+// tilekit blocked matmul, Hopper warpgroup-MMA path with warp specialisation (sm_90a: H100, H200):
+// f16 and bf16 inputs, f32 accumulation. One producer warpgroup only copies (cp.async into the
+// 128-byte-swizzled stage buffers of matmul_wgmma_sm90.hpp), BM / 64 consumer warpgroups only
+// multiply (wgmma.mma_async straight from scratch) and write C; the two sides meet at shared-memory
+// barriers (mbarrier) per stage instead of a team barrier per K step, so a consumer never waits for
+// copies it does not need yet and the producer runs up to STAGES steps ahead. Same TeamPolicy
+// structure as the other kernels: one team per BM x BN tile of C in grouped order, every edge
+// masked (zero-filled 16-byte copies), the same fused epilogue.
+//
+//   league    : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
+//   warpgroup 0 (producer, 128 threads): for each K step kt of BK = 64, waits until the consumers
+//               released stage buffer kt % STAGES (empty barrier), issues its copies, and publishes
+//               step kt - kLag once its own copies of that step have landed (cp.async.wait_group,
+//               then fence.proxy.async so that wgmma, an async-proxy reader, sees them; full barrier)
+//   warpgroup 1 + c (consumer c, 128 threads): rows 64c .. 64c + 63 of the tile; per step waits for
+//               the full barrier, issues BK / 16 wgmma.m64nBNk16 as one group and keeps it in flight
+//               while waiting for the next step; releases a buffer once the group that read it is
+//               done (wgmma.wait_group 1)
+//
+// Why a lag of kLag = STAGES - 2 steps before publishing: a producer thread can only fence copies that
+// have landed, and waiting for a recent step would hold the next copies behind a global-memory
+// latency (a lag of one step kept the producer about one step ahead).
+#pragma once
+
+#include "kernels/matmul_wgmma_sm90.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tilekit {
+namespace detail {
+
+#if defined(TILEKIT_SM90A_DEVICE)
+/// Shared-memory barriers (mbarrier), CTA scope: arrive releases, try_wait acquires.
+__device__ inline void mbarrier_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ inline void mbarrier_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+__device__ inline void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` of the barrier has completed.
+__device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  const unsigned addr = smem_addr(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+#endif
+
+template <class ExecSpace, class Tile, class TIn, class TOut>
+struct Sm90WgmmaWsMatmul {
+  using compute = float;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
+  using member_type = typename policy_type::member_type;
+
+  static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
+  static constexpr int STAGES = Tile::STAGES;
+  static constexpr int kThreads = Tile::threads;
+  static constexpr int kConsumers = BM / 64;     // consumer warpgroups
+  static constexpr int kProducerThreads = 128;  // warpgroup 0
+  // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
+  // consumers release a buffer one step late (the MMA group that reads it stays in flight).
+  static constexpr int kLag = STAGES - 2;
+  static constexpr int kScratchLevel = 0;
+  static constexpr bool kSupported = mma_input_supported<TIn>();
+  static constexpr int kAElems = BM * BK, kBElems = BK * BN;
+  static constexpr int kStageElems = kAElems + kBElems;
+  static constexpr std::size_t kStageBytes = std::size_t(STAGES) * kStageElems * 2;
+  static_assert(kThreads == (kConsumers + 1) * 128, "one producer warpgroup and BM / 64 consumer warpgroups");
+  static_assert(BK == 64 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 3,
+                "wgmma tiles: BK = 64 (one swizzle row), 64-row warpgroups, N = 128 or 256, >= 3 stages");
+  static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage.
+    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t);
+  }
+
+  MatmulProblem<TIn, TOut> p;
+  int group_m;
+  int tiles_m, tiles_n;
+  int vector_length;
+
+  template <bool A_K, bool B_N>
+  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
+#if defined(TILEKIT_SM90A_DEVICE)
+    uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
+    uint64_t* empty = full + STAGES;
+    if (tid == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        mbarrier_init(&full[s], kProducerThreads);           // every producer thread publishes
+        mbarrier_init(&empty[s], kConsumers * 128);          // every consumer thread releases
+      }
+      mbarrier_init_fence();
+    }
+    team.team_barrier();  // the barriers are initialised before anyone uses them
+
+    const int wg = tid / 128;
+    const int64_t ktiles = (p.K + BK - 1) / BK;
+
+    if (wg == 0) {  // ---- producer
+      const auto& a = p.a;
+      const auto& b = p.b;
+      const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
+      const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
+                             a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
+      const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
+                             b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
+      constexpr int T = kProducerThreads;
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        const int s = int(kt % STAGES);
+        // The buffer's previous step (kt - STAGES) is released by every consumer thread.
+        if (kt >= STAGES) mbarrier_wait(&empty[s], uint32_t((kt / STAGES - 1) & 1));
+        uint16_t* As = smem + s * kStageElems;
+        uint16_t* Bs = As + kAElems;
+        const int64_t k0 = kt * BK;
+        if constexpr (A_K)  // [BM][64 k]
+          stage_wgmma_tile<BM, BK, T>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked,
+                                      tid);
+        else  // [BM / 64][64 k][64 m]
+          stage_wgmma_tile<BK, BM, T>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked,
+                                      tid);
+        if constexpr (B_N)  // [BN / 64][64 k][64 n]
+          stage_wgmma_tile<BK, BN, T>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked,
+                                      tid);
+        else  // [BN][64 k]
+          stage_wgmma_tile<BN, BK, T>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked,
+                                      tid);
+        cp_async_commit();
+        if (kt >= kLag) {  // this thread's copies of step kt - kLag have landed: publish them
+          cp_async_wait<kLag>();
+          fence_proxy_async_shared();
+          mbarrier_arrive(&full[(kt - kLag) % STAGES]);
+        }
+      }
+      cp_async_wait<0>();
+      fence_proxy_async_shared();
+      for (int64_t kt = ktiles > kLag ? ktiles - kLag : 0; kt < ktiles; ++kt) mbarrier_arrive(&full[kt % STAGES]);
+      return;
+    }
+
+    // ---- consumer c: rows 64c .. 64c + 63 of the tile
+    const int c = wg - 1, lane = tid % 32, warp_in_wg = (tid % 128) / 32;
+    float acc[BN / 2];
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+    // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
+    constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
+    for (int64_t kt = 0; kt < ktiles; ++kt) {
+      const int s = int(kt % STAGES);
+      mbarrier_wait(&full[s], uint32_t((kt / STAGES) & 1));
+      // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
+      // (M-major): the same offset.
+      const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
+      const uint16_t* Bs = smem + s * kStageElems + kAElems;
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        const uint64_t da = A_K ? wgmma_descriptor(As + ks * 16, 16, kSBO)
+                                : wgmma_descriptor(As + ks * 16 * 64, kLBO_MN, kSBO);
+        const uint64_t db = B_N ? wgmma_descriptor(Bs + ks * 16 * 64, kLBO_MN, kSBO)
+                                : wgmma_descriptor(Bs + ks * 16, 16, kSBO);
+        wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
+      }
+      wgmma_commit();
+      // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
+      wgmma_wait<1>();
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      if (kt >= 1) mbarrier_arrive(&empty[(kt - 1) % STAGES]);
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+
+    // Epilogue (as matmul_wgmma_sm90.hpp): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
+    // (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1 (t = lane % 4) of each n8 block j.
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int64_t gi = m0 + c * 64 + warp_in_wg * 16 + g + (v / 2) * 8;
+        const int64_t gj = n0 + j * 8 + t * 2 + v % 2;
+        store_c_element(p, gi, gj, acc[j * 4 + v]);
+      }
+    }
+#else
+    (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
+#endif
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if constexpr (kSupported) {
+      int tile_m, tile_n;
+      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+      char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+      uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+      const int tid = team.team_rank() * vector_length + vector_lane();
+      const bool a_k = p.a.cs == 1;
+      const bool b_n = p.b.cs == 1;
+      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
+      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
+      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
+      else run<false, false>(team, smem, m0, n0, tid);
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace tilekit
