@@ -101,6 +101,24 @@ KOKKOS_INLINE_FUNCTION void stage_tile(S* dst, const TIn* src, int64_t row_strid
     constexpr int kChunkElems = 16 / int(sizeof(S));
     constexpr int kChunksPerRow = C / kChunkElems;
     static_assert(C % kChunkElems == 0, "rows of whole 16-byte chunks");
+    if constexpr (THREADS % kChunksPerRow == 0 && (R * kChunksPerRow) % THREADS == 0) {
+      // Each thread copies one chunk column c of rows r0, r0 + kRowStep, ...: its chunks lie at
+      // compile-time distances from one base in both memories (offset is linear in the row, or, for
+      // the XOR swizzles, periodic in 8 rows with kRowStep a multiple of 8), so a chunk costs an
+      // address add, a compare and the copy. The general loop below spent some 25 instructions per
+      // chunk on index arithmetic: more issue slots than the MMAs of the step (docs/perf-notes.md).
+      constexpr int kRowStep = THREADS / kChunksPerRow;
+      const int r0 = tid / kChunksPerRow, c = (tid % kChunksPerRow) * kChunkElems;
+      const TIn* s0 = src + r0 * row_stride + c;
+      const bool col_ok = c < cols_left;
+      TILEKIT_UNROLL
+      for (int i = 0; i < R * kChunksPerRow / THREADS; ++i) {
+        const int r = r0 + i * kRowStep;
+        const bool valid = col_ok && r < rows_left;
+        cp_async16(dst + offset(r, c), valid ? s0 + i * kRowStep * row_stride : src, valid ? 16 : 0);
+      }
+      return;
+    }
     for (int q = tid; q < R * kChunksPerRow; q += THREADS) {
       const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * kChunkElems;
       const bool valid = r < rows_left && c < cols_left;
