@@ -31,6 +31,11 @@ struct DefaultRow {
 // f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
 // (kernels/matmul_mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
+// Where the 128x128 warpgroup tile gives fewer teams than SMs (f16 1024^3: 64 teams on 132 SMs), the
+// 64x64 mma.sync tile, 4x the teams: H100 f16 1024^3 68.7 TFLOP/s against 48.7 for 128x128 and 54.3
+// for a one-warpgroup 64x128 wgmma tile (not kept), 512^3 12.4 against 7.4 (docs/perf-notes.md
+// section 12).
+constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
@@ -209,9 +214,16 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
     }
     return c;
   }
-  if (base.mma) return base;
   const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency * kHostTeamsPerThread;
   auto teams = [&](const MatmulConfig& t) { return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
+  if (base.mma) {
+    if (base.wgmma && teams(base) < slots) {
+      MatmulConfig small = base;
+      if (!MatmulConfig::parse(kCudaWgmmaSmall, small, why)) throw std::logic_error(why);
+      return small;
+    }
+    return base;
+  }
   if (backend == "cuda" && input == DType::f32 && K <= kShallowK) {  // (smaller shapes: the loop below)
     MatmulConfig shallow = base;
     if (!MatmulConfig::parse(kCudaSimtF32Shallow, shallow, why)) throw std::logic_error(why);
