@@ -117,13 +117,13 @@ KOKKOS_INLINE_FUNCTION void stage_tile(S* dst, const TIn* src, int64_t row_strid
         const bool valid = col_ok && r < rows_left;
         cp_async16(dst + offset(r, c), valid ? s0 + i * kRowStep * row_stride : src, valid ? 16 : 0);
       }
-      return;
-    }
-    for (int q = tid; q < R * kChunksPerRow; q += THREADS) {
-      const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * kChunkElems;
-      const bool valid = r < rows_left && c < cols_left;
-      const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
-      cp_async16(dst + offset(r, c), from, valid ? 16 : 0);
+    } else {
+      for (int q = tid; q < R * kChunksPerRow; q += THREADS) {
+        const int r = q / kChunksPerRow, c = (q % kChunksPerRow) * kChunkElems;
+        const bool valid = r < rows_left && c < cols_left;
+        const TIn* from = valid ? src + r * row_stride + c : src;  // any valid address when zero-filling
+        cp_async16(dst + offset(r, c), from, valid ? 16 : 0);
+      }
     }
     return;
   }
