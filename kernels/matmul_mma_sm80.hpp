@@ -142,6 +142,33 @@ struct SwizzledOffset {
   KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return swizzled_offset<C>(r, c); }
 };
 
+/// Whether op(A) and op(B) can be staged in whole 16-byte chunks (cp.async): unit stride along the
+/// staged rows (along K for A when A_K, along N for B when B_N, else along M / K), a 16-byte
+/// aligned base, a leading dimension and a contiguous extent of whole chunks.
+template <bool A_K, bool B_N, class TIn, class TOut>
+KOKKOS_INLINE_FUNCTION void operands_chunked(const MatmulProblem<TIn, TOut>& p, bool& a_chunked, bool& b_chunked) {
+  constexpr int64_t kChunk = 16 / int64_t(sizeof(TIn));
+  const auto& a = p.a;
+  const auto& b = p.b;
+  a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
+              (A_K ? a.rs : a.cs) % kChunk == 0 && (A_K ? p.K : p.M) % kChunk == 0;
+  b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
+              (B_N ? b.rs : b.cs) % kChunk == 0 && (B_N ? p.N : p.K) % kChunk == 0;
+}
+
+/// Calls run(std::bool_constant<A_K>{}, std::bool_constant<B_N>{}) for the storage order of p's
+/// operands (A_K: op(A) contiguous along K; B_N: op(B) contiguous along N): the tensor-core kernels
+/// stage each operand along its contiguous dimension, one instantiation per order.
+template <class TIn, class TOut, class Run>
+KOKKOS_INLINE_FUNCTION void with_operand_orders(const MatmulProblem<TIn, TOut>& p, Run&& run) {
+  const bool a_k = p.a.cs == 1;
+  const bool b_n = p.b.cs == 1;
+  if (a_k && b_n) run(std::true_type{}, std::true_type{});
+  else if (a_k) run(std::true_type{}, std::false_type{});
+  else if (b_n) run(std::false_type{}, std::true_type{});
+  else run(std::false_type{}, std::false_type{});
+}
+
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm80MmaMatmul {
   using compute = float;
@@ -213,15 +240,10 @@ struct Sm80MmaMatmul {
 #pragma unroll
         for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.0f;
 
-    // Whole 16-byte chunks need unit stride along the contiguous dimension, 16-byte aligned rows and
-    // a contiguous extent of whole chunks.
     const auto& a = p.a;
     const auto& b = p.b;
-    const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
-    const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
-                           a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
-    const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
-                           b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
+    bool a_chunked, b_chunked;
+    operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     const int64_t ktiles = (p.K + BK - 1) / BK;
 
     auto stage = [&](int64_t kt, int buf) {
@@ -321,12 +343,7 @@ struct Sm80MmaMatmul {
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 127) & ~uintptr_t(127));
       const int tid = team.team_rank() * vector_length + vector_lane();
       // The staged layouts (and the ldmatrix forms) follow the operands' contiguous dimension.
-      const bool a_k = p.a.cs == 1;
-      const bool b_n = p.b.cs == 1;
-      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
-      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
-      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
-      else run<false, false>(team, smem, m0, n0, tid);
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid); });
     }
   }
 };

@@ -206,18 +206,11 @@ struct Sm80MmaF64Tf32I8Matmul {
 #pragma unroll
           for (int v = 0; v < 4; ++v) acc[i][j][v] = acc_t(0);
 
-      // 16-byte chunks need unit stride along the contiguous dimension, 16-byte aligned rows, a
-      // contiguous extent of whole chunks, and a staged layout in that orientation.
-      constexpr int kChunk = 16 / kEB;
+      // 16-byte chunks also need a staged layout in the operand's orientation (it is).
       const auto& a = p.a;
       const auto& b = p.b;
-      const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
-      const bool a_chunked = (A_K ? a.cs : a.rs) == 1 &&
-                             reinterpret_cast<uintptr_t>(a.data) % 16 == 0 && a_ld % kChunk == 0 &&
-                             (A_K ? p.K : p.M) % kChunk == 0;
-      const bool b_chunked = (B_N ? b.cs : b.rs) == 1 &&
-                             reinterpret_cast<uintptr_t>(b.data) % 16 == 0 && b_ld % kChunk == 0 &&
-                             (B_N ? p.N : p.K) % kChunk == 0;
+      bool a_chunked, b_chunked;
+      operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
       const int64_t ktiles = (p.K + BK - 1) / BK;
 
       auto stage = [&](int64_t kt, int buf) {
@@ -338,12 +331,7 @@ struct Sm80MmaF64Tf32I8Matmul {
       TIn* smem = reinterpret_cast<TIn*>((reinterpret_cast<uintptr_t>(raw) + 127) & ~uintptr_t(127));
       const int tid = team.team_rank() * vector_length + vector_lane();
       // The staged layouts follow the operands' contiguous dimension.
-      const bool a_k = p.a.cs == 1;
-      const bool b_n = p.b.cs == 1;
-      if (a_k && b_n) run<true, true>(smem, m0, n0, tid, team);
-      else if (a_k) run<true, false>(smem, m0, n0, tid, team);
-      else if (b_n) run<false, true>(smem, m0, n0, tid, team);
-      else run<false, false>(smem, m0, n0, tid, team);
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(smem, m0, n0, tid, team); });
     }
   }
 };

@@ -116,6 +116,61 @@ KOKKOS_INLINE_FUNCTION void stage_wgmma_tile(uint16_t* dst, const TIn* src, int6
     stage_tile<R, C, T>(dst, src, row_stride, col_stride, rows_left, cols_left, false, tid, WgmmaOffset<R, C>{});
 }
 
+/// Stages K step k0 of op(A) and op(B) into one stage buffer of the wgmma layouts, T threads:
+///   A contiguous along K: [BM][64 k]; along M: [BM / 64][64 k][64 m]
+///   B contiguous along N: [BN / 64][64 k][64 n]; along K: [BN][64 k]
+template <int BM, int BN, int BK, int T, bool A_K, bool B_N, class TIn, class TOut>
+KOKKOS_INLINE_FUNCTION void stage_wgmma_step(uint16_t* As, uint16_t* Bs, const MatmulProblem<TIn, TOut>& p, int64_t m0,
+                                             int64_t n0, int64_t k0, bool a_chunked, bool b_chunked, int tid) {
+  const auto& a = p.a;
+  const auto& b = p.b;
+  if constexpr (A_K)
+    stage_wgmma_tile<BM, BK, T>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked, tid);
+  else
+    stage_wgmma_tile<BK, BM, T>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked, tid);
+  if constexpr (B_N)
+    stage_wgmma_tile<BK, BN, T>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked, tid);
+  else
+    stage_wgmma_tile<BN, BK, T>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked, tid);
+}
+
+#if defined(TILEKIT_SM90A_DEVICE)
+/// One warpgroup's MMAs of a staged K step, committed as one group (not waited for): BK / 16
+/// wgmma.m64nBNk16 on its 64 rows of A (As: rows 64w.. of [BM][64] K-major, or block w of
+/// [BM / 64][64][64] M-major: the same offset) and all of B.
+template <int BN, int BK, bool BF16, bool A_K, bool B_N>
+__device__ inline void wgmma_step(float (&acc)[BN / 2], const uint16_t* As, const uint16_t* Bs) {
+  // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
+  constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
+#pragma unroll
+  for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < BK / 16; ++ks) {
+    // K-major: a k16 slice is 16 elements (32 bytes) along the swizzled row; MN-major: 16 rows.
+    const uint64_t da = A_K ? wgmma_descriptor(As + ks * 16, 16, kSBO) : wgmma_descriptor(As + ks * 16 * 64, kLBO_MN, kSBO);
+    const uint64_t db = B_N ? wgmma_descriptor(Bs + ks * 16 * 64, kLBO_MN, kSBO) : wgmma_descriptor(Bs + ks * 16, 16, kSBO);
+    wgmma_m64k16<BN, BF16, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
+  }
+  wgmma_commit();
+}
+
+/// Epilogue of one warpgroup's 64 x BN accumulators, rows from row0 (the warpgroup's first row of C):
+/// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
+/// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3].
+template <int BN, class TIn, class TOut>
+__device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
+                                                int64_t row0, int64_t n0, int tid_in_wg) {
+  const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v)
+      store_c_element(p, row0 + warp * 16 + g + (v / 2) * 8, n0 + j * 8 + t * 2 + v % 2, acc[j * 4 + v]);
+  }
+}
+#endif
+
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct Sm90WgmmaMatmul {
   using compute = float;
@@ -145,40 +200,20 @@ struct Sm90WgmmaMatmul {
   template <bool A_K, bool B_N>
   KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
 #if defined(TILEKIT_SM90A_DEVICE)
-    const int wg = tid / 128, lane = tid % 32, warp_in_wg = (tid % 128) / 32;
+    const int wg = tid / 128;
     float acc[BN / 2];
 #pragma unroll
     for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
 
-    const auto& a = p.a;
-    const auto& b = p.b;
-    const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
-    const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
-                           a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
-    const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
-                           b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
+    bool a_chunked, b_chunked;
+    operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     const int64_t ktiles = (p.K + BK - 1) / BK;
 
     auto stage = [&](int64_t kt, int buf) {
       uint16_t* As = smem + buf * kStageElems;
-      uint16_t* Bs = As + kAElems;
-      const int64_t k0 = kt * BK;
-      if constexpr (A_K)  // [BM][64 k]
-        stage_wgmma_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0,
-                                           a_chunked, tid);
-      else  // [BM / 64][64 k][64 m]
-        stage_wgmma_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0,
-                                           a_chunked, tid);
-      if constexpr (B_N)  // [BN / 64][64 k][64 n]
-        stage_wgmma_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0,
-                                           b_chunked, tid);
-      else  // [BN][64 k]
-        stage_wgmma_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0,
-                                           b_chunked, tid);
+      stage_wgmma_step<BM, BN, BK, kThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked, b_chunked, tid);
     };
 
-    // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
-    constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
     constexpr int kLead = STAGES - 1;  // steps staged ahead of the one being multiplied
 #pragma unroll
     for (int s = 0; s < kLead; ++s) {
@@ -198,19 +233,7 @@ struct Sm90WgmmaMatmul {
       // [BM / 64][64][64] (M-major): the same offset.
       const uint16_t* As = smem + buf * kStageElems + wg * 64 * BK;
       const uint16_t* Bs = smem + buf * kStageElems + kAElems;
-#pragma unroll
-      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        // K-major: a k16 slice is 16 elements (32 bytes) along the swizzled row; MN-major: 16 rows.
-        const uint64_t da = A_K ? wgmma_descriptor(As + ks * 16, 16, kSBO)
-                                : wgmma_descriptor(As + ks * 16 * 64, kLBO_MN, kSBO);
-        const uint64_t db = B_N ? wgmma_descriptor(Bs + ks * 16 * 64, kLBO_MN, kSBO)
-                                : wgmma_descriptor(Bs + ks * 16, 16, kSBO);
-        wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
-      }
-      wgmma_commit();
+      wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
       // While the tensor cores work on step kt, the same threads issue the copies of step
       // kt + kLead into the buffer of step kt - 1 (its MMAs were waited for before this barrier).
       if (kt + kLead < ktiles) stage(kt + kLead, fill);
@@ -226,18 +249,7 @@ struct Sm90WgmmaMatmul {
     }
     cp_async_wait<0>();
 
-    // Epilogue: warp w of the warpgroup holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns
-    // 8j + 2t, 8j + 2t + 1 (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3].
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        const int64_t gi = m0 + wg * 64 + warp_in_wg * 16 + g + (v / 2) * 8;
-        const int64_t gj = n0 + j * 8 + t * 2 + v % 2;
-        store_c_element(p, gi, gj, acc[j * 4 + v]);
-      }
-    }
+    store_wgmma_accumulators<BN>(p, acc, m0 + wg * 64, n0, tid % 128);
 #else
     (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
 #endif
@@ -251,12 +263,7 @@ struct Sm90WgmmaMatmul {
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
-      const bool a_k = p.a.cs == 1;
-      const bool b_n = p.b.cs == 1;
-      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
-      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
-      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
-      else run<false, false>(team, smem, m0, n0, tid);
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid); });
     }
   }
 };

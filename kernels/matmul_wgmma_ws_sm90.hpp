@@ -107,33 +107,15 @@ struct Sm90WgmmaWsMatmul {
     const int64_t ktiles = (p.K + BK - 1) / BK;
 
     if (wg == 0) {  // ---- producer
-      const auto& a = p.a;
-      const auto& b = p.b;
-      const int64_t a_ld = A_K ? a.rs : a.cs, b_ld = B_N ? b.rs : b.cs;
-      const bool a_chunked = (A_K ? a.cs : a.rs) == 1 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
-                             a_ld % 8 == 0 && (A_K ? p.K : p.M) % 8 == 0;
-      const bool b_chunked = (B_N ? b.cs : b.rs) == 1 && reinterpret_cast<uintptr_t>(b.data) % 16 == 0 &&
-                             b_ld % 8 == 0 && (B_N ? p.N : p.K) % 8 == 0;
-      constexpr int T = kProducerThreads;
+      bool a_chunked, b_chunked;
+      operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
       for (int64_t kt = 0; kt < ktiles; ++kt) {
         const int s = int(kt % STAGES);
         // The buffer's previous step (kt - STAGES) is released by every consumer thread.
         if (kt >= STAGES) mbarrier_wait(&empty[s], uint32_t((kt / STAGES - 1) & 1));
         uint16_t* As = smem + s * kStageElems;
-        uint16_t* Bs = As + kAElems;
-        const int64_t k0 = kt * BK;
-        if constexpr (A_K)  // [BM][64 k]
-          stage_wgmma_tile<BM, BK, T>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0, a_chunked,
-                                      tid);
-        else  // [BM / 64][64 k][64 m]
-          stage_wgmma_tile<BK, BM, T>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0, a_chunked,
-                                      tid);
-        if constexpr (B_N)  // [BN / 64][64 k][64 n]
-          stage_wgmma_tile<BK, BN, T>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0, b_chunked,
-                                      tid);
-        else  // [BN][64 k]
-          stage_wgmma_tile<BN, BK, T>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0, b_chunked,
-                                      tid);
+        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked,
+                                                                  b_chunked, tid);
         cp_async_commit();
         if (kt >= kLag) {  // this thread's copies of step kt - kLag have landed: publish them
           cp_async_wait<kLag>();
@@ -148,12 +130,10 @@ struct Sm90WgmmaWsMatmul {
     }
 
     // ---- consumer c: rows 64c .. 64c + 63 of the tile
-    const int c = wg - 1, lane = tid % 32, warp_in_wg = (tid % 128) / 32;
+    const int c = wg - 1;
     float acc[BN / 2];
 #pragma unroll
     for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
-    // Descriptor strides (bytes): 8-row groups 1024 apart; MN-major blocks of 64 x 64 elements.
-    constexpr int kSBO = 1024, kLBO_MN = 64 * 128;
     for (int64_t kt = 0; kt < ktiles; ++kt) {
       const int s = int(kt % STAGES);
       mbarrier_wait(&full[s], uint32_t((kt / STAGES) & 1));
@@ -161,18 +141,7 @@ struct Sm90WgmmaWsMatmul {
       // (M-major): the same offset.
       const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
       const uint16_t* Bs = smem + s * kStageElems + kAElems;
-#pragma unroll
-      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        const uint64_t da = A_K ? wgmma_descriptor(As + ks * 16, 16, kSBO)
-                                : wgmma_descriptor(As + ks * 16 * 64, kLBO_MN, kSBO);
-        const uint64_t db = B_N ? wgmma_descriptor(Bs + ks * 16 * 64, kLBO_MN, kSBO)
-                                : wgmma_descriptor(Bs + ks * 16, 16, kSBO);
-        wgmma_m64k16<BN, std::is_same<TIn, bf16>::value, A_K ? 0 : 1, B_N ? 1 : 0>(acc, da, db);
-      }
-      wgmma_commit();
+      wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
       // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
       wgmma_wait<1>();
 #pragma unroll
@@ -183,18 +152,7 @@ struct Sm90WgmmaWsMatmul {
 #pragma unroll
     for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
 
-    // Epilogue (as matmul_wgmma_sm90.hpp): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
-    // (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1 (t = lane % 4) of each n8 block j.
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        const int64_t gi = m0 + c * 64 + warp_in_wg * 16 + g + (v / 2) * 8;
-        const int64_t gj = n0 + j * 8 + t * 2 + v % 2;
-        store_c_element(p, gi, gj, acc[j * 4 + v]);
-      }
-    }
+    store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
 #else
     (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
 #endif
@@ -208,12 +166,7 @@ struct Sm90WgmmaWsMatmul {
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
-      const bool a_k = p.a.cs == 1;
-      const bool b_n = p.b.cs == 1;
-      if (a_k && b_n) run<true, true>(team, smem, m0, n0, tid);
-      else if (a_k) run<true, false>(team, smem, m0, n0, tid);
-      else if (b_n) run<false, true>(team, smem, m0, n0, tid);
-      else run<false, false>(team, smem, m0, n0, tid);
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid); });
     }
   }
 };
