@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
@@ -82,6 +85,40 @@ bool warpgroup_mma_available() {
   return available;
 #else
   return false;
+#endif
+}
+
+std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
+                              int box_outer) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "base address not 16-byte aligned";
+  if ((pitch * 2) % 16 != 0) return "row pitch not a multiple of 16 bytes";
+  if (inner < 1 || outer < 1 || inner > INT32_MAX || outer > INT32_MAX) return "a dimension outside 1..2^31-1";
+  if (box_outer < 1 || box_outer > 256) return "box outside 1..256 rows";
+  // The driver's encoder, through the runtime (no link against libcuda).
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled";
+  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
+  const cuuint64_t strides[1] = {cuuint64_t(pitch) * 2};  // bytes between rows
+  const cuuint32_t box[2] = {64, cuuint32_t(box_outer)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = encode(static_cast<CUtensorMap*>(out128), CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+                            const_cast<void*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
+  return {};
+#else
+  (void)out128, (void)base, (void)inner, (void)outer, (void)pitch, (void)box_outer;
+  return "TMA exists only on CUDA";
 #endif
 }
 

@@ -33,6 +33,15 @@ int cuda_compute_capability();
 /// GPU that runs it (compute capability 9.0). Probed once with a one-thread kernel.
 bool warpgroup_mma_available();
 
+/// Writes into out[0..127] a CUDA tensor map (TMA descriptor, CUtensorMap) of a 2-D array of 16-bit
+/// elements: `inner` elements along the contiguous dimension, `outer` rows `pitch` elements apart;
+/// boxes of 64 x box_outer elements (64 x 2 bytes: one 128-byte swizzle row), 128-byte swizzle, zeros
+/// out of bounds. Returns "" on success, else why TMA cannot describe it (base not 16-byte aligned,
+/// a pitch not a multiple of 16 bytes, a dimension over 2^31 - 1, no CUDA 12 driver entry point, a
+/// non-CUDA build).
+std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
+                              int box_outer);
+
 /// Host code is compiled for one CPU (-march, default native): "" when this CPU has every
 /// instruction set the build's host code uses among those tilekit's kernels rely on (AVX2, FMA,
 /// F16C, AVX-512 F, AVX-512 BF16, AVX-512 VNNI), else a message naming the missing ones and how to

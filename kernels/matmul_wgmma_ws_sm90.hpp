@@ -27,7 +27,12 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 namespace tilekit {
 namespace detail {
@@ -40,6 +45,20 @@ __device__ inline void mbarrier_init(uint64_t* bar, int count) {
 __device__ inline void mbarrier_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 __device__ inline void mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/// Arrives and adds `bytes` to the transaction count the phase waits for (the TMA copies' bytes).
+__device__ inline void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+/// One TMA box of a 2-D tensor map (in global memory) at (inner, outer) into scratch; its bytes
+/// complete a transaction of `bar`.
+__device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner, int outer, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(tensor_map), "r"(inner), "r"(outer), "r"(smem_addr(bar))
+      : "memory");
 }
 /// Waits until the phase of parity `parity` of the barrier has completed.
 __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
@@ -88,16 +107,22 @@ struct Sm90WgmmaWsMatmul {
   int group_m;
   int tiles_m, tiles_n;
   int vector_length;
+  /// Tensor maps (CUtensorMap, 128 bytes each, in device global memory) of op(A) and op(B), boxes of
+  /// the staged layouts; null: the producer warpgroup copies with cp.async (launch_wgmma_ws decides).
+  const void* tma_a = nullptr;
+  const void* tma_b = nullptr;
 
   template <bool A_K, bool B_N>
   KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
 #if defined(TILEKIT_SM90A_DEVICE)
     uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
     uint64_t* empty = full + STAGES;
+    const bool tma = tma_a != nullptr;
     if (tid == 0) {
       for (int s = 0; s < STAGES; ++s) {
-        mbarrier_init(&full[s], kProducerThreads);           // every producer thread publishes
-        mbarrier_init(&empty[s], kConsumers * 128);          // every consumer thread releases
+        // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
+        mbarrier_init(&full[s], tma ? 1 : kProducerThreads);
+        mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
       }
       mbarrier_init_fence();
     }
@@ -106,7 +131,28 @@ struct Sm90WgmmaWsMatmul {
     const int wg = tid / 128;
     const int64_t ktiles = (p.K + BK - 1) / BK;
 
-    if (wg == 0) {  // ---- producer
+    if (wg == 0 && tma) {  // ---- producer, TMA: one thread issues each stage's boxes
+      if (tid == 0) {
+        for (int64_t kt = 0; kt < ktiles; ++kt) {
+          const int s = int(kt % STAGES);
+          if (kt >= STAGES) mbarrier_wait(&empty[s], uint32_t((kt / STAGES - 1) & 1));
+          uint16_t* As = smem + s * kStageElems;
+          uint16_t* Bs = As + kAElems;
+          mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
+          const int k0 = int(kt * BK);
+          if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
+            tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
+          else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
+            for (int blk = 0; blk < BM / 64; ++blk) tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
+          if constexpr (B_N)  // [BN / 64][64 k][64 n]
+            for (int blk = 0; blk < BN / 64; ++blk) tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
+          else  // [BN][64 k]: one box of 64 k x BN rows
+            tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+        }
+      }
+      return;
+    }
+    if (wg == 0) {  // ---- producer, cp.async
       bool a_chunked, b_chunked;
       operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
       for (int64_t kt = 0; kt < ktiles; ++kt) {
@@ -170,6 +216,39 @@ struct Sm90WgmmaWsMatmul {
     }
   }
 };
+
+/// Launches a warp-specialised wgmma functor: with TMA loads where tensor maps can describe both
+/// operands (16-byte aligned bases and pitches, unit stride along the staged rows, sizes under
+/// 2^31), else with the cp.async producer. The tensor maps live in device memory allocated and
+/// freed in the launch's stream (Kokkos passes kernel arguments by value, not as __grid_constant__,
+/// so a map inside the functor would have no global address).
+template <class F, class Policy>
+void launch_wgmma_ws(F f, const Policy& policy, const std::string& label, const Kokkos::DefaultExecutionSpace& space) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  const auto& p = f.p;
+  const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
+  const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
+  alignas(64) unsigned char maps[256] = {};
+  std::string why = unit ? "" : "an operand without a unit stride";
+  if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
+    why = a_k ? encode_tma_2d_b16(maps, p.a.data, p.K, p.M, p.a.rs, F::BM)
+              : encode_tma_2d_b16(maps, p.a.data, p.M, p.K, p.a.cs, 64);
+  if (why.empty())  // op(B): rows of N (N-major) or of K (boxes of BN rows)
+    why = b_n ? encode_tma_2d_b16(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64)
+              : encode_tma_2d_b16(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN);
+  void* device_maps = nullptr;
+  cudaStream_t stream = space.cuda_stream();
+  if (why.empty() && cudaMallocAsync(&device_maps, sizeof(maps), stream) == cudaSuccess &&
+      cudaMemcpyAsync(device_maps, maps, sizeof(maps), cudaMemcpyHostToDevice, stream) == cudaSuccess) {
+    f.tma_a = device_maps;
+    f.tma_b = static_cast<unsigned char*>(device_maps) + 128;
+  }
+  Kokkos::parallel_for(label, policy, f);
+  if (device_maps) cudaFreeAsync(device_maps, stream);
+#else
+  Kokkos::parallel_for(label, policy, f);
+#endif
+}
 
 }  // namespace detail
 }  // namespace tilekit
