@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
+#include <mutex>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda.h>
@@ -120,6 +122,35 @@ std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, l
   (void)out128, (void)base, (void)inner, (void)outer, (void)pitch, (void)box_outer;
   return "TMA exists only on CUDA";
 #endif
+}
+
+namespace {
+std::mutex& ws_loads_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::string& ws_loads_record() {
+  static std::string how;
+  return how;
+}
+}  // namespace
+
+std::string last_ws_loads() {
+  std::lock_guard<std::mutex> lock(ws_loads_mutex());
+  return ws_loads_record();
+}
+
+void set_last_ws_loads(std::string how) {
+  std::lock_guard<std::mutex> lock(ws_loads_mutex());
+  ws_loads_record() = std::move(how);
+}
+
+bool ws_tma_disabled_by_env() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("TILEKIT_WS_LOADS");
+    return v != nullptr && std::string(v) == "cp.async";
+  }();
+  return disabled;
 }
 
 std::string check_team_scratch(std::size_t bytes, int level) {

@@ -42,6 +42,15 @@ bool warpgroup_mma_available();
 std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
                               int box_outer);
 
+/// How the last warp-specialised wgmma launch loaded its operands: "tma", or "cp.async: <why not TMA>"
+/// ("" before any). Set by launch_wgmma_ws; tests read it to know which producer they exercised.
+std::string last_ws_loads();
+void set_last_ws_loads(std::string how);
+
+/// TILEKIT_WS_LOADS=cp.async makes the warp-specialised kernel keep its cp.async producer even where
+/// TMA applies (a diagnostic for comparing the two producers in one build); read once.
+bool ws_tma_disabled_by_env();
+
 /// Host code is compiled for one CPU (-march, default native): "" when this CPU has every
 /// instruction set the build's host code uses among those tilekit's kernels rely on (AVX2, FMA,
 /// F16C, AVX-512 F, AVX-512 BF16, AVX-512 VNNI), else a message naming the missing ones and how to

@@ -229,7 +229,9 @@ void launch_wgmma_ws(F f, const Policy& policy, const std::string& label, const 
   const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
   const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
   alignas(64) unsigned char maps[256] = {};
-  std::string why = unit ? "" : "an operand without a unit stride";
+  std::string why = ws_tma_disabled_by_env() ? "TILEKIT_WS_LOADS=cp.async"
+                    : unit                     ? ""
+                                               : "an operand without a unit stride";
   if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
     why = a_k ? encode_tma_2d_b16(maps, p.a.data, p.K, p.M, p.a.rs, F::BM)
               : encode_tma_2d_b16(maps, p.a.data, p.M, p.K, p.a.cs, 64);
@@ -242,7 +244,11 @@ void launch_wgmma_ws(F f, const Policy& policy, const std::string& label, const 
       cudaMemcpyAsync(device_maps, maps, sizeof(maps), cudaMemcpyHostToDevice, stream) == cudaSuccess) {
     f.tma_a = device_maps;
     f.tma_b = static_cast<unsigned char*>(device_maps) + 128;
+  } else if (why.empty()) {
+    (void)cudaGetLastError();  // the failed allocation or copy must not fail the launch's own check
+    why = "no stream-ordered device memory for the tensor maps";
   }
+  set_last_ws_loads(why.empty() ? "tma" : "cp.async: " + why);
   Kokkos::parallel_for(label, policy, f);
   if (device_maps) cudaFreeAsync(device_maps, stream);
 #else

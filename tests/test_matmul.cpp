@@ -1,4 +1,5 @@
 // Matmul properties, each checked for every (input, output) type pair on this build's backend.
+#include "kernels/common.hpp"
 #include "tests/matmul_case.hpp"
 #include "tuning/matmul_tuner.hpp"
 
@@ -110,6 +111,46 @@ TYPED_TEST(MatmulTyped, EveryMenuTileInEveryStorageOrderMatchesReference) {
       c.beta = 0.5;
       c.cfg = cfg;
       this->expect_matches(c);
+    }
+  }
+}
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) {
+  // The warp-specialised wgmma tiles load with TMA boxes where both operands have a unit stride and
+  // 16-byte aligned pitches, else with the cp.async producer. Pitches of whole 16-byte vectors with
+  // ragged tile edges (200 = 128 + 72 rows, 264 = 256 + 8 columns, 712 = 11 x 64 + 8: eleven K
+  // steps, so every stage buffer and barrier is reused) in every storage order must take TMA and
+  // match; an odd padding must fall back to cp.async and match too.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& cfg : menu_configs()) {
+    if (!cfg.ws || !check_matmul(MatmulProblem<TIn, TOut>{}, cfg).empty()) continue;
+    if (std::none_of(ws.begin(), ws.end(), [&](const MatmulConfig& w) { return w.tile_name() == cfg.tile_name(); }))
+      ws.push_back(cfg);
+  }
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
+  const bool tma_forbidden = ws_tma_disabled_by_env();
+  for (const MatmulConfig& cfg : ws) {
+    for (int bits = 0; bits < 16; ++bits) {
+      Case c;
+      c.M = 200;
+      c.N = 264;
+      c.K = 712;
+      c.a_col = bits & 1;
+      c.b_col = bits & 2;
+      c.c_col = bits & 4;
+      const bool odd_pitch = bits & 8;
+      if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
+      c.cfg = cfg;
+      this->expect_matches(c);
+      const std::string how = last_ws_loads();
+      if (odd_pitch || tma_forbidden)
+        EXPECT_EQ(how.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << how;
+      else
+        EXPECT_EQ(how, "tma") << c.describe();
     }
   }
 }
