@@ -153,6 +153,47 @@ bool ws_tma_disabled_by_env() {
   return disabled;
 }
 
+bool ws_persistent_disabled_by_env() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("TILEKIT_WS_PERSISTENT");
+    return v != nullptr && std::string(v) == "0";
+  }();
+  return disabled;
+}
+
+namespace {
+int cuda_device_attribute(int attr) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0, value = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&value, static_cast<cudaDeviceAttr>(attr), dev) != cudaSuccess)
+    return 0;
+  return value;
+#else
+  (void)attr;
+  return 0;
+#endif
+}
+}  // namespace
+
+int cuda_sm_count() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static const int n = cuda_device_attribute(cudaDevAttrMultiProcessorCount);
+  return n;
+#else
+  return 0;
+#endif
+}
+
+int cuda_shared_memory_per_sm() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static const int n = cuda_device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  return n;
+#else
+  return 0;
+#endif
+}
+
 std::string check_team_scratch(std::size_t bytes, int level) {
   const std::size_t limit = team_scratch_limit(level);
   if (bytes <= limit) return {};

@@ -51,6 +51,15 @@ void set_last_ws_loads(std::string how);
 /// TMA applies (a diagnostic for comparing the two producers in one build); read once.
 bool ws_tma_disabled_by_env();
 
+/// TILEKIT_WS_PERSISTENT=0 launches the warp-specialised kernel with one team per tile instead of a
+/// persistent grid (a diagnostic, as above); read once.
+bool ws_persistent_disabled_by_env();
+
+/// Streaming multiprocessors of the current CUDA device, and the shared memory one of them holds in
+/// bytes (0 and 0 without CUDA or a device).
+int cuda_sm_count();
+int cuda_shared_memory_per_sm();
+
 /// Host code is compiled for one CPU (-march, default native): "" when this CPU has every
 /// instruction set the build's host code uses among those tilekit's kernels rely on (AVX2, FMA,
 /// F16C, AVX-512 F, AVX-512 BF16, AVX-512 VNNI), else a message naming the missing ones and how to

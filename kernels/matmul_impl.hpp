@@ -521,13 +521,14 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
     if constexpr (Tile::kernel == tuning::TileKernel::host_packed) {
       detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
     } else {
-      const int league = f.tiles_m * f.tiles_n;
-      typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
-      policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
-      if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90)
-        detail::launch_wgmma_ws(f, policy, label, space);  // TMA descriptors first, where they apply
-      else
+      if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90) {
+        detail::launch_wgmma_ws(f, cfg, label, space);  // a persistent grid; TMA descriptors first
+      } else {
+        const int league = f.tiles_m * f.tiles_n;
+        typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+        policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
         Kokkos::parallel_for(label, policy, f);
+      }
     }
   });
 }

@@ -3,12 +3,18 @@
 // 128-byte-swizzled stage buffers of matmul_wgmma_sm90.hpp), BM / 64 consumer warpgroups only
 // multiply (wgmma.mma_async straight from scratch) and write C; the two sides meet at shared-memory
 // barriers (mbarrier) per stage instead of a team barrier per K step, so a consumer never waits for
-// copies it does not need yet and the producer runs up to STAGES steps ahead. Same TeamPolicy
-// structure as the other kernels: one team per BM x BN tile of C in grouped order, every edge
-// masked (zero-filled 16-byte copies), the same fused epilogue.
+// copies it does not need yet and the producer runs up to STAGES steps ahead. A TeamPolicy as the
+// other kernels, but persistent: as many teams as fit on the GPU at once, each taking the BM x BN
+// tiles of C league_size apart in grouped order, every edge masked (zero-filled 16-byte copies or
+// TMA's out-of-bounds zeros), the same fused epilogue.
 //
-//   league    : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
-//   warpgroup 0 (producer, 128 threads): for each K step kt of BK = 64, waits until the consumers
+//   league    : min(tiles, teams resident at once); team r takes tiles r, r + league, ... (grouped
+//               order, GROUP_M tile-rows per group); its K steps are numbered across its tiles, so the
+//               producer loads the next tile while the consumers write the last one's C
+//   warpgroup 0 (producer, 128 threads): with TMA, one thread; per K step it waits until the
+//               consumers released the stage buffer, arms the full barrier with the step's bytes
+//               and issues the boxes. With cp.async (where TMA cannot describe an operand): for each
+//               K step kt of BK = 64, waits until the consumers
 //               released stage buffer kt % STAGES (empty barrier), issues its copies, and publishes
 //               step kt - kLag once its own copies of that step have landed (cp.async.wait_group,
 //               then fence.proxy.async so that wgmma, an async-proxy reader, sees them; full barrier)
@@ -26,6 +32,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -113,7 +120,7 @@ struct Sm90WgmmaWsMatmul {
   const void* tma_b = nullptr;
 
   template <bool A_K, bool B_N>
-  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
+  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int tid) const {
 #if defined(TILEKIT_SM90A_DEVICE)
     uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
     uint64_t* empty = full + STAGES;
@@ -130,24 +137,42 @@ struct Sm90WgmmaWsMatmul {
 
     const int wg = tid / 128;
     const int64_t ktiles = (p.K + BK - 1) / BK;
+    const int tiles = tiles_m * tiles_n;
+    const int first = team.league_rank(), stride = team.league_size();
+    // Steps are numbered across this team's tiles (step = i * ktiles + kt for its i-th tile), so the
+    // stage buffers and barrier phases run on without a break: the producer fills the next tile's
+    // first stages while the consumers still write the previous tile's C.
+    auto origin = [&](int t, int64_t& m0, int64_t& n0) {
+      int tile_m, tile_n;
+      grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
+      m0 = int64_t(tile_m) * BM;
+      n0 = int64_t(tile_n) * BN;
+    };
 
     if (wg == 0 && tma) {  // ---- producer, TMA: one thread issues each stage's boxes
       if (tid == 0) {
-        for (int64_t kt = 0; kt < ktiles; ++kt) {
-          const int s = int(kt % STAGES);
-          if (kt >= STAGES) mbarrier_wait(&empty[s], uint32_t((kt / STAGES - 1) & 1));
-          uint16_t* As = smem + s * kStageElems;
-          uint16_t* Bs = As + kAElems;
-          mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
-          const int k0 = int(kt * BK);
-          if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
-            tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
-          else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
-            for (int blk = 0; blk < BM / 64; ++blk) tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
-          if constexpr (B_N)  // [BN / 64][64 k][64 n]
-            for (int blk = 0; blk < BN / 64; ++blk) tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
-          else  // [BN][64 k]: one box of 64 k x BN rows
-            tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+        int64_t step = 0;
+        for (int t = first; t < tiles; t += stride) {
+          int64_t m0, n0;
+          origin(t, m0, n0);
+          for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+            const int s = int(step % STAGES);
+            if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
+            uint16_t* As = smem + s * kStageElems;
+            uint16_t* Bs = As + kAElems;
+            mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
+            const int k0 = int(kt * BK);
+            if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
+              tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
+            else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
+              for (int blk = 0; blk < BM / 64; ++blk)
+                tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
+            if constexpr (B_N)  // [BN / 64][64 k][64 n]
+              for (int blk = 0; blk < BN / 64; ++blk)
+                tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
+            else  // [BN][64 k]: one box of 64 k x BN rows
+              tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+          }
         }
       }
       return;
@@ -155,75 +180,94 @@ struct Sm90WgmmaWsMatmul {
     if (wg == 0) {  // ---- producer, cp.async
       bool a_chunked, b_chunked;
       operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
-      for (int64_t kt = 0; kt < ktiles; ++kt) {
-        const int s = int(kt % STAGES);
-        // The buffer's previous step (kt - STAGES) is released by every consumer thread.
-        if (kt >= STAGES) mbarrier_wait(&empty[s], uint32_t((kt / STAGES - 1) & 1));
-        uint16_t* As = smem + s * kStageElems;
-        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked,
-                                                                  b_chunked, tid);
-        cp_async_commit();
-        if (kt >= kLag) {  // this thread's copies of step kt - kLag have landed: publish them
-          cp_async_wait<kLag>();
-          fence_proxy_async_shared();
-          mbarrier_arrive(&full[(kt - kLag) % STAGES]);
+      int64_t step = 0;
+      for (int t = first; t < tiles; t += stride) {
+        int64_t m0, n0;
+        origin(t, m0, n0);
+        for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+          const int s = int(step % STAGES);
+          // The buffer's previous step (step - STAGES) is released by every consumer thread.
+          if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
+          uint16_t* As = smem + s * kStageElems;
+          stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked,
+                                                                    b_chunked, tid);
+          cp_async_commit();
+          if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
+            cp_async_wait<kLag>();
+            fence_proxy_async_shared();
+            mbarrier_arrive(&full[(step - kLag) % STAGES]);
+          }
         }
       }
       cp_async_wait<0>();
       fence_proxy_async_shared();
-      for (int64_t kt = ktiles > kLag ? ktiles - kLag : 0; kt < ktiles; ++kt) mbarrier_arrive(&full[kt % STAGES]);
+      for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
       return;
     }
 
-    // ---- consumer c: rows 64c .. 64c + 63 of the tile
+    // ---- consumer c: rows 64c .. 64c + 63 of each tile
     const int c = wg - 1;
-    float acc[BN / 2];
+    int64_t step = 0;
+    for (int t = first; t < tiles; t += stride) {
+      int64_t m0, n0;
+      origin(t, m0, n0);
+      float acc[BN / 2];
 #pragma unroll
-    for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
-    for (int64_t kt = 0; kt < ktiles; ++kt) {
-      const int s = int(kt % STAGES);
-      mbarrier_wait(&full[s], uint32_t((kt / STAGES) & 1));
-      // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
-      // (M-major): the same offset.
-      const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
-      const uint16_t* Bs = smem + s * kStageElems + kAElems;
-      wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
-      // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
-      wgmma_wait<1>();
+      for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+      for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+        const int s = int(step % STAGES);
+        mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
+        // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
+        // (M-major): the same offset.
+        const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
+        const uint16_t* Bs = smem + s * kStageElems + kAElems;
+        wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
+        // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
+        wgmma_wait<1>();
+#pragma unroll
+        for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+        if (kt >= 1) mbarrier_arrive(&empty[(step - 1) % STAGES]);
+      }
+      wgmma_wait<0>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      if (kt >= 1) mbarrier_arrive(&empty[(kt - 1) % STAGES]);
-    }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      if (ktiles > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);  // the tile's last buffer goes back too
 
-    store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+      store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+    }
 #else
-    (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
+    (void)team, (void)smem, (void)tid;
 #endif
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     if constexpr (kSupported) {
-      int tile_m, tile_n;
-      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
-      const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
-      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid); });
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, tid); });
     }
   }
 };
 
-/// Launches a warp-specialised wgmma functor: with TMA loads where tensor maps can describe both
-/// operands (16-byte aligned bases and pitches, unit stride along the staged rows, sizes under
-/// 2^31), else with the cp.async producer. The tensor maps live in device memory allocated and
-/// freed in the launch's stream (Kokkos passes kernel arguments by value, not as __grid_constant__,
-/// so a map inside the functor would have no global address).
-template <class F, class Policy>
-void launch_wgmma_ws(F f, const Policy& policy, const std::string& label, const Kokkos::DefaultExecutionSpace& space) {
+/// Launches a warp-specialised wgmma functor as a persistent grid: as many teams as fit on the GPU at
+/// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
+/// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
+/// TMA where tensor maps can describe both operands (16-byte aligned bases and pitches, unit stride
+/// along the staged rows, sizes under 2^31), else through the cp.async producer. The tensor maps live
+/// in device memory allocated and freed in the launch's stream (Kokkos passes kernel arguments by
+/// value, not as __grid_constant__, so a map inside the functor would have no global address).
+template <class F>
+void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
+                     const Kokkos::DefaultExecutionSpace& space) {
+  const int tiles = f.tiles_m * f.tiles_n;
+  int league = tiles;
+  if (!ws_persistent_disabled_by_env()) {
+    const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
+    league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
+  }
+  typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
 #if defined(KOKKOS_ENABLE_CUDA)
   const auto& p = f.p;
   const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
