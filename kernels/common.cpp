@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -143,6 +144,114 @@ std::string last_ws_loads() {
 void set_last_ws_loads(std::string how) {
   std::lock_guard<std::mutex> lock(ws_loads_mutex());
   ws_loads_record() = std::move(how);
+}
+
+namespace {
+#if defined(KOKKOS_ENABLE_CUDA)
+// The ring of tensor-map slots: device memory and pinned host staging (the copy is asynchronous,
+// so its source must stay untouched until it has run: the slot's event guards both).
+struct TensorMapRing {
+  static constexpr int kSlots = 64;
+  static constexpr std::size_t kSlotBytes = 256;
+  std::mutex mutex;
+  unsigned char* device = nullptr;
+  unsigned char* host = nullptr;
+  cudaEvent_t events[kSlots] = {};
+  bool recorded[kSlots] = {};
+  int next = 0;
+  bool hook = false;
+
+  std::string ensure() {
+    if (device) return {};
+    if (cudaMalloc(reinterpret_cast<void**>(&device), kSlots * kSlotBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      device = nullptr;
+      return "no device memory for the tensor maps";
+    }
+    if (cudaMallocHost(reinterpret_cast<void**>(&host), kSlots * kSlotBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      release();
+      return "no pinned host memory for the tensor maps";
+    }
+    for (int i = 0; i < kSlots; ++i) {
+      if (cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        release();
+        return "no CUDA events for the tensor maps";
+      }
+      recorded[i] = false;
+    }
+    if (!hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
+      Kokkos::push_finalize_hook([] {
+        std::lock_guard<std::mutex> lock(tensor_map_ring().mutex);
+        tensor_map_ring().release();
+      });
+      hook = true;
+    }
+    return {};
+  }
+  void release() {
+    for (int i = 0; i < kSlots; ++i)
+      if (events[i]) {
+        (void)cudaEventSynchronize(events[i]);
+        (void)cudaEventDestroy(events[i]);
+        events[i] = nullptr;
+      }
+    if (device) (void)cudaFree(device);
+    if (host) (void)cudaFreeHost(host);
+    device = host = nullptr;
+    next = 0;
+  }
+  static TensorMapRing& tensor_map_ring() {
+    static TensorMapRing ring;
+    return ring;
+  }
+};
+#endif
+}  // namespace
+
+std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMapSlot& slot) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  TensorMapRing& ring = TensorMapRing::tensor_map_ring();
+  std::lock_guard<std::mutex> lock(ring.mutex);
+  const std::string why = ring.ensure();
+  if (!why.empty()) return why;
+  const int i = ring.next;
+  ring.next = (ring.next + 1) % TensorMapRing::kSlots;
+  if (ring.recorded[i] && cudaEventSynchronize(ring.events[i]) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "a CUDA event of the tensor-map ring failed";
+  }
+  unsigned char* host = ring.host + i * TensorMapRing::kSlotBytes;
+  unsigned char* device = ring.device + i * TensorMapRing::kSlotBytes;
+  std::memcpy(host, maps256, TensorMapRing::kSlotBytes);
+  if (cudaMemcpyAsync(device, host, TensorMapRing::kSlotBytes, cudaMemcpyHostToDevice,
+                      static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "copying the tensor maps to the device failed";
+  }
+  slot.device = device;
+  slot.index = i;
+  return {};
+#else
+  (void)maps256, (void)stream, (void)slot;
+  return "TMA exists only on CUDA";
+#endif
+}
+
+void release_tensor_map_slot(const TensorMapSlot& slot, void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (slot.index < 0) return;
+  TensorMapRing& ring = TensorMapRing::tensor_map_ring();
+  std::lock_guard<std::mutex> lock(ring.mutex);
+  if (!ring.device) return;
+  if (cudaEventRecord(ring.events[slot.index], static_cast<cudaStream_t>(stream)) == cudaSuccess)
+    ring.recorded[slot.index] = true;
+  else
+    (void)cudaGetLastError();
+#else
+  (void)slot, (void)stream;
+#endif
 }
 
 bool ws_tma_disabled_by_env() {

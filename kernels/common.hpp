@@ -42,6 +42,19 @@ bool warpgroup_mma_available();
 std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
                               int box_outer);
 
+/// Device copies of kernels' TMA descriptors (two 128-byte CUtensorMaps per launch), from a ring of
+/// slots allocated once per Kokkos session (freed at Kokkos::finalize): per-launch cudaMallocAsync
+/// cost ~100 us whenever the stream-ordered pool had released its memory at the previous fence. A
+/// slot is reused only after the event recorded behind its last kernel has completed.
+struct TensorMapSlot {
+  void* device = nullptr;  ///< 256 bytes of device memory holding the maps, or null: no slot (why says)
+  int index = -1;
+};
+/// Copies maps[0..255] into a slot in `stream` order (stream: a cudaStream_t); "" or why not.
+std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMapSlot& slot);
+/// Records, behind the kernel just launched in `stream`, that the slot may be reused after it.
+void release_tensor_map_slot(const TensorMapSlot& slot, void* stream);
+
 /// How the last warp-specialised wgmma launch loaded its operands: "tma", or "cp.async: <why not TMA>"
 /// ("" before any). Set by launch_wgmma_ws; tests read it to know which producer they exercised.
 std::string last_ws_loads();

@@ -254,9 +254,10 @@ struct Sm90WgmmaWsMatmul {
 /// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
 /// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
 /// TMA where tensor maps can describe both operands (16-byte aligned bases and pitches, unit stride
-/// along the staged rows, sizes under 2^31), else through the cp.async producer. The tensor maps live
-/// in device memory allocated and freed in the launch's stream (Kokkos passes kernel arguments by
-/// value, not as __grid_constant__, so a map inside the functor would have no global address).
+/// along the staged rows, sizes under 2^31), else through the cp.async producer. The tensor maps are
+/// copied in stream order into a slot of device memory kept for them (acquire_tensor_map_slot):
+/// Kokkos passes kernel arguments by value, not as __grid_constant__, so a map inside the functor
+/// would have no global address.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space) {
@@ -282,19 +283,16 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   if (why.empty())  // op(B): rows of N (N-major) or of K (boxes of BN rows)
     why = b_n ? encode_tma_2d_b16(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64)
               : encode_tma_2d_b16(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN);
-  void* device_maps = nullptr;
+  TensorMapSlot slot;
   cudaStream_t stream = space.cuda_stream();
-  if (why.empty() && cudaMallocAsync(&device_maps, sizeof(maps), stream) == cudaSuccess &&
-      cudaMemcpyAsync(device_maps, maps, sizeof(maps), cudaMemcpyHostToDevice, stream) == cudaSuccess) {
-    f.tma_a = device_maps;
-    f.tma_b = static_cast<unsigned char*>(device_maps) + 128;
-  } else if (why.empty()) {
-    (void)cudaGetLastError();  // the failed allocation or copy must not fail the launch's own check
-    why = "no stream-ordered device memory for the tensor maps";
+  if (why.empty()) why = acquire_tensor_map_slot(maps, stream, slot);
+  if (why.empty()) {
+    f.tma_a = slot.device;
+    f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
   }
   set_last_ws_loads(why.empty() ? "tma" : "cp.async: " + why);
   Kokkos::parallel_for(label, policy, f);
-  if (device_maps) cudaFreeAsync(device_maps, stream);
+  release_tensor_map_slot(slot, stream);
 #else
   Kokkos::parallel_for(label, policy, f);
 #endif
