@@ -433,6 +433,20 @@ TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
   }
 }
 
+TEST(MatmulDefaults, DeepKHalfPrecisionTakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
+  const std::string backend = backend_name();
+  const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 4096, 4096, 4096);
+  if (!square.wgmma) GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
+  EXPECT_FALSE(square.ws) << square.name() << ": 64 K steps per tile stay with the 128x128 tile";
+  for (DType t : {DType::f16, DType::bf16}) {
+    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 4096, 4096, 16384).ws);
+    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 9728, 8192, 65536).ws);
+    // Deep, but 8 tiles of 128x256 leave most SMs idle: the smaller tiles' rule comes first.
+    EXPECT_FALSE(tuning::default_matmul_config(backend, t, 512, 512, 65536).ws);
+  }
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
+}
+
 TYPED_TEST(MatmulTyped, ThinRunsAreBitwiseIdentical) {
   // K split across a team's threads is reduced in a fixed order: the same config gives the same bits.
   using TIn = typename TestFixture::TIn;
