@@ -43,9 +43,10 @@ std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, l
                               int box_outer);
 
 /// Device copies of kernels' TMA descriptors (two 128-byte CUtensorMaps per launch), from a ring of
-/// slots allocated once per Kokkos session (freed at Kokkos::finalize): per-launch cudaMallocAsync
-/// cost ~100 us whenever the stream-ordered pool had released its memory at the previous fence. A
-/// slot is reused only after the event recorded behind its last kernel has completed.
+/// slots allocated once per Kokkos session (freed at Kokkos::finalize). A cudaMallocAsync,
+/// cudaMemcpyAsync and cudaFreeAsync per launch instead cost ~100 us each time on the H100 (f16
+/// 2048^3: 203 us per call against 105 with the ring; docs/perf-notes.md section 13). A slot is
+/// reused only after the event recorded behind its last kernel has completed.
 struct TensorMapSlot {
   void* device = nullptr;  ///< 256 bytes of device memory holding the maps, or null: no slot (why says)
   int index = -1;
