@@ -433,12 +433,14 @@ TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
   }
 }
 
-TEST(MatmulDefaults, DeepKHalfPrecisionTakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
+TEST(MatmulDefaults, HalfPrecisionWithKFrom4096TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
   const std::string backend = backend_name();
-  const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 4096, 4096, 4096);
+  const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 2048, 2048, 2048);
   if (!square.wgmma) GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
-  EXPECT_FALSE(square.ws) << square.name() << ": 64 K steps per tile stay with the 128x128 tile";
+  EXPECT_FALSE(square.ws) << square.name() << ": 128 tiles of 128x256 would leave SMs idle";
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f16, 8192, 8192, 2048).ws) << "K under 4096";
   for (DType t : {DType::f16, DType::bf16}) {
+    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 4096, 4096, 4096).ws);
     EXPECT_TRUE(tuning::default_matmul_config(backend, t, 4096, 4096, 16384).ws);
     EXPECT_TRUE(tuning::default_matmul_config(backend, t, 9728, 8192, 65536).ws);
     // Deep, but 8 tiles of 128x256 leave most SMs idle: the smaller tiles' rule comes first.

@@ -36,14 +36,15 @@ constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_
 // for a one-warpgroup 64x128 wgmma tile (not kept), 512^3 12.4 against 7.4 (docs/perf-notes.md
 // section 12).
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
-// Where K is deep (8192 and more) and the 128x256 tiles still fill the SMs, the warp-specialised
-// tile (TMA producer, persistent grid: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16, column-major, one
-// call of session 8: 8192^3 417 TFLOP/s against 406 for 128x128, 4096x4096x16384 551 against 412,
-// 9728x8192x65536 634 against 400 (442 for 256x128); at 4096^3 it loses (278 against 345: 64 K steps
-// per tile do not hide the TMA latency with 4 stages). Operands TMA cannot describe (pitches not
-// a multiple of 16 bytes) take its cp.async producer, slower than 128x128 (297 at 8192^3).
+// Where K is 4096 or more and the 128x256 tiles still fill the SMs, the warp-specialised tile (TMA
+// producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
+// column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
+// TFLOP/s against 394 for 128x128, 8192^3 705 against 428, 9728x8192x65536 654; before that
+// epilogue the ws tile lost at 4096^3 (278 against 345) and the threshold was 8192. Operands TMA
+// cannot describe (pitches not a multiple of 16 bytes) take its cp.async producer, slower (297
+// TFLOP/s at 8192^3 before the compact epilogue; not re-measured).
 constexpr const char* kCudaWgmmaDeepK = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32";
-constexpr int64_t kCudaWgmmaDeepKMin = 8192;
+constexpr int64_t kCudaWgmmaDeepKMin = 4096;
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
