@@ -270,20 +270,15 @@ bool ws_persistent_disabled_by_env() {
   return disabled;
 }
 
-namespace {
-int cuda_device_attribute(int attr) {
 #if defined(KOKKOS_ENABLE_CUDA)
+namespace {
+int cuda_device_attribute(cudaDeviceAttr attr) {
   int dev = 0, value = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&value, static_cast<cudaDeviceAttr>(attr), dev) != cudaSuccess)
-    return 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&value, attr, dev) != cudaSuccess) return 0;
   return value;
-#else
-  (void)attr;
-  return 0;
-#endif
 }
 }  // namespace
+#endif
 
 int cuda_sm_count() {
 #if defined(KOKKOS_ENABLE_CUDA)
