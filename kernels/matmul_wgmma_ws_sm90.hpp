@@ -136,17 +136,21 @@ struct Sm90WgmmaWsMatmul {
   __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
     const int64_t ktiles = (p.K + BK - 1) / BK;
     const int tiles = tiles_m * tiles_n;
-    if (tma_a != nullptr) {  // TMA: one thread issues each stage's boxes
-      if (tid != 0) return;
-      int64_t step = 0;
-      for (int t = first; t < tiles; t += stride) {
-        int64_t m0, n0;
-        tile_origin(t, m0, n0);
-        for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
-          const int s = int(step % STAGES);
-          if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
-          uint16_t* As = smem + s * kStageElems;
-          uint16_t* Bs = As + kAElems;
+    const bool tma = tma_a != nullptr;
+    if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
+    bool a_chunked = false, b_chunked = false;
+    if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
+    int64_t step = 0;
+    for (int t = first; t < tiles; t += stride) {
+      int64_t m0, n0;
+      tile_origin(t, m0, n0);
+      for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+        const int s = int(step % STAGES);
+        // The buffer's previous step (step - STAGES) is released by every consumer thread.
+        if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
+        uint16_t* As = smem + s * kStageElems;
+        uint16_t* Bs = As + kAElems;
+        if (tma) {
           mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
           const int k0 = int(kt * BK);
           if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
@@ -159,24 +163,11 @@ struct Sm90WgmmaWsMatmul {
               tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
           else  // [BN][64 k]: one box of 64 k x BN rows
             tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+          continue;
         }
-      }
-      return;
-    }
-    // cp.async: every producer thread copies its chunks of each step
-    bool a_chunked, b_chunked;
-    operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
-    int64_t step = 0;
-    for (int t = first; t < tiles; t += stride) {
-      int64_t m0, n0;
-      tile_origin(t, m0, n0);
-      for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
-        const int s = int(step % STAGES);
-        // The buffer's previous step (step - STAGES) is released by every consumer thread.
-        if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
-        uint16_t* As = smem + s * kStageElems;
-        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked,
-                                                                  b_chunked, tid);
+        // cp.async: every producer thread copies its chunks of the step
+        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked, b_chunked,
+                                                                  tid);
         cp_async_commit();
         if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
           cp_async_wait<kLag>();
@@ -185,6 +176,7 @@ struct Sm90WgmmaWsMatmul {
         }
       }
     }
+    if (tma) return;
     cp_async_wait<0>();
     fence_proxy_async_shared();
     for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
