@@ -238,13 +238,14 @@ struct Sm90WgmmaMatmul {
   int tiles_m, tiles_n;
   int vector_length;
 
+  /// The main loop for one storage order of A and B, into acc (zeroed by the caller). The epilogue
+  /// is the caller's, outside the storage-order dispatch, so that it is compiled once, not once per
+  /// order.
   template <bool A_K, bool B_N>
-  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid) const {
+  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int64_t m0, int64_t n0, int tid,
+                                  float (&acc)[BN / 2]) const {
 #if defined(TILEKIT_SM90A_DEVICE)
     const int wg = tid / 128;
-    float acc[BN / 2];
-#pragma unroll
-    for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
 
     bool a_chunked, b_chunked;
     operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
@@ -289,10 +290,8 @@ struct Sm90WgmmaMatmul {
       fill = fill + 1 == STAGES ? 0 : fill + 1;
     }
     cp_async_wait<0>();
-
-    store_wgmma_accumulators<BN>(p, acc, m0 + wg * 64, n0, tid % 128);
 #else
-    (void)team, (void)smem, (void)m0, (void)n0, (void)tid;
+    (void)team, (void)smem, (void)m0, (void)n0, (void)tid, (void)acc;
 #endif
   }
 
@@ -304,7 +303,13 @@ struct Sm90WgmmaMatmul {
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
-      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid); });
+      float acc[BN / 2];
+#pragma unroll
+      for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid, acc); });
+#if defined(TILEKIT_SM90A_DEVICE)
+      store_wgmma_accumulators<BN>(p, acc, m0 + (tid / 128) * 64, n0, tid % 128);
+#endif
     }
   }
 };

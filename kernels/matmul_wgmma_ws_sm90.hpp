@@ -119,133 +119,141 @@ struct Sm90WgmmaWsMatmul {
   const void* tma_a = nullptr;
   const void* tma_b = nullptr;
 
-  template <bool A_K, bool B_N>
-  KOKKOS_INLINE_FUNCTION void run(const member_type& team, uint16_t* smem, int tid) const {
 #if defined(TILEKIT_SM90A_DEVICE)
-    uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
-    uint64_t* empty = full + STAGES;
-    const bool tma = tma_a != nullptr;
-    if (tid == 0) {
-      for (int s = 0; s < STAGES; ++s) {
-        // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
-        mbarrier_init(&full[s], tma ? 1 : kProducerThreads);
-        mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
-      }
-      mbarrier_init_fence();
-    }
-    team.team_barrier();  // the barriers are initialised before anyone uses them
+  /// The first row and column of tile t (grouped order).
+  __device__ void tile_origin(int t, int64_t& m0, int64_t& n0) const {
+    int tile_m, tile_n;
+    grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
+    m0 = int64_t(tile_m) * BM;
+    n0 = int64_t(tile_n) * BN;
+  }
 
-    const int wg = tid / 128;
+  /// The producer warpgroup, for one storage order of A and B: every K step of every tile of this
+  /// team, numbered across its tiles (step = i * ktiles + kt for its i-th tile), so that stage
+  /// buffers and barrier phases run on without a break and the next tile loads while the consumers
+  /// write the last one's C.
+  template <bool A_K, bool B_N>
+  __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
     const int64_t ktiles = (p.K + BK - 1) / BK;
     const int tiles = tiles_m * tiles_n;
-    const int first = team.league_rank(), stride = team.league_size();
-    // Steps are numbered across this team's tiles (step = i * ktiles + kt for its i-th tile), so the
-    // stage buffers and barrier phases run on without a break: the producer fills the next tile's
-    // first stages while the consumers still write the previous tile's C.
-    auto origin = [&](int t, int64_t& m0, int64_t& n0) {
-      int tile_m, tile_n;
-      grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
-      m0 = int64_t(tile_m) * BM;
-      n0 = int64_t(tile_n) * BN;
-    };
-
-    if (wg == 0 && tma) {  // ---- producer, TMA: one thread issues each stage's boxes
-      if (tid == 0) {
-        int64_t step = 0;
-        for (int t = first; t < tiles; t += stride) {
-          int64_t m0, n0;
-          origin(t, m0, n0);
-          for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
-            const int s = int(step % STAGES);
-            if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
-            uint16_t* As = smem + s * kStageElems;
-            uint16_t* Bs = As + kAElems;
-            mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
-            const int k0 = int(kt * BK);
-            if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
-              tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
-            else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
-              for (int blk = 0; blk < BM / 64; ++blk)
-                tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
-            if constexpr (B_N)  // [BN / 64][64 k][64 n]
-              for (int blk = 0; blk < BN / 64; ++blk)
-                tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
-            else  // [BN][64 k]: one box of 64 k x BN rows
-              tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
-          }
-        }
-      }
-      return;
-    }
-    if (wg == 0) {  // ---- producer, cp.async
-      bool a_chunked, b_chunked;
-      operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
-      int64_t step = 0;
-      for (int t = first; t < tiles; t += stride) {
-        int64_t m0, n0;
-        origin(t, m0, n0);
-        for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
-          const int s = int(step % STAGES);
-          // The buffer's previous step (step - STAGES) is released by every consumer thread.
-          if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
-          uint16_t* As = smem + s * kStageElems;
-          stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, As + kAElems, p, m0, n0, kt * BK, a_chunked,
-                                                                    b_chunked, tid);
-          cp_async_commit();
-          if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
-            cp_async_wait<kLag>();
-            fence_proxy_async_shared();
-            mbarrier_arrive(&full[(step - kLag) % STAGES]);
-          }
-        }
-      }
-      cp_async_wait<0>();
-      fence_proxy_async_shared();
-      for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
-      return;
-    }
-
-    // ---- consumer c: rows 64c .. 64c + 63 of each tile
-    const int c = wg - 1;
+    const bool tma = tma_a != nullptr;
+    if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
+    bool a_chunked = false, b_chunked = false;
+    if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     int64_t step = 0;
     for (int t = first; t < tiles; t += stride) {
       int64_t m0, n0;
-      origin(t, m0, n0);
-      float acc[BN / 2];
-#pragma unroll
-      for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+      tile_origin(t, m0, n0);
       for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
         const int s = int(step % STAGES);
-        mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
-        // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
-        // (M-major): the same offset.
-        const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
-        const uint16_t* Bs = smem + s * kStageElems + kAElems;
-        wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
-        // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
-        wgmma_wait<1>();
-#pragma unroll
-        for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-        if (kt >= 1) mbarrier_arrive(&empty[(step - 1) % STAGES]);
+        // The buffer's previous step (step - STAGES) is released by every consumer thread.
+        if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
+        uint16_t* As = smem + s * kStageElems;
+        uint16_t* Bs = As + kAElems;
+        if (tma) {
+          mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
+          const int k0 = int(kt * BK);
+          if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
+            tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
+          else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
+            for (int blk = 0; blk < BM / 64; ++blk)
+              tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
+          if constexpr (B_N)  // [BN / 64][64 k][64 n]
+            for (int blk = 0; blk < BN / 64; ++blk)
+              tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
+          else  // [BN][64 k]: one box of 64 k x BN rows
+            tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+          continue;
+        }
+        // cp.async: every producer thread copies its chunks of the step
+        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked, b_chunked,
+                                                                  tid);
+        cp_async_commit();
+        if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
+          cp_async_wait<kLag>();
+          fence_proxy_async_shared();
+          mbarrier_arrive(&full[(step - kLag) % STAGES]);
+        }
       }
-      wgmma_wait<0>();
+    }
+    if (tma) return;
+    cp_async_wait<0>();
+    fence_proxy_async_shared();
+    for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
+  }
+
+  /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed by the
+  /// caller); `step` is this team's running step number. Every buffer read is released once the
+  /// MMAs that read it are done, the tile's last one included.
+  template <bool A_K, bool B_N>
+  __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t& step,
+                          float (&acc)[BN / 2]) const {
+    const int64_t ktiles = (p.K + BK - 1) / BK;
+    for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+      const int s = int(step % STAGES);
+      mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
+      // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
+      // (M-major): the same offset.
+      const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
+      const uint16_t* Bs = smem + s * kStageElems + kAElems;
+      wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
+      // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
+      wgmma_wait<1>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      if (ktiles > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);  // the tile's last buffer goes back too
-
-      store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+      if (kt >= 1) mbarrier_arrive(&empty[(step - 1) % STAGES]);
     }
-#else
-    (void)team, (void)smem, (void)tid;
-#endif
+    wgmma_wait<0>();
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+    if (ktiles > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);  // the tile's last buffer goes back too
   }
+#endif
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     if constexpr (kSupported) {
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
-      with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, tid); });
+#if defined(TILEKIT_SM90A_DEVICE)
+      uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
+      uint64_t* empty = full + STAGES;
+      if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+          // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
+          mbarrier_init(&full[s], tma_a != nullptr ? 1 : kProducerThreads);
+          mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
+        }
+        mbarrier_init_fence();
+      }
+      team.team_barrier();  // the barriers are initialised before anyone uses them
+
+      const int wg = tid / 128;
+      const int first = team.league_rank(), stride = team.league_size();
+      if (wg == 0) {  // ---- producer
+        with_operand_orders(p, [&](auto a_k, auto b_n) {
+          produce<a_k.value, b_n.value>(smem, full, empty, first, stride, tid);
+        });
+        return;
+      }
+      // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
+      // storage-order dispatch
+      const int c = wg - 1;
+      int64_t step = 0;
+      for (int t = first; t < tiles_m * tiles_n; t += stride) {
+        int64_t m0, n0;
+        tile_origin(t, m0, n0);
+        float acc[BN / 2];
+#pragma unroll
+        for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+        with_operand_orders(p, [&](auto a_k, auto b_n) {
+          consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
+        });
+        store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+      }
+#else
+      (void)smem, (void)tid;
+#endif
     }
   }
 };
