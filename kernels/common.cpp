@@ -91,11 +91,12 @@ bool warpgroup_mma_available() {
 #endif
 }
 
-std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
-                              int box_outer) {
+std::string encode_tma_2d(void* out128, const void* base, long long inner, long long outer, long long pitch,
+                          int box_outer, int elem_bytes) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "base address not 16-byte aligned";
-  if ((pitch * 2) % 16 != 0) return "row pitch not a multiple of 16 bytes";
+  if (elem_bytes != 2 && elem_bytes != 4) return "elements of 2 or 4 bytes only";
+  if ((pitch * elem_bytes) % 16 != 0) return "row pitch not a multiple of 16 bytes";
   if (inner < 1 || outer < 1 || inner > INT32_MAX || outer > INT32_MAX) return "a dimension outside 1..2^31-1";
   if (box_outer < 1 || box_outer > 256) return "box outside 1..256 rows";
   // The driver's encoder, through the runtime (no link against libcuda).
@@ -110,17 +111,18 @@ std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, l
   }();
   if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled";
   const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
-  const cuuint64_t strides[1] = {cuuint64_t(pitch) * 2};  // bytes between rows
-  const cuuint32_t box[2] = {64, cuuint32_t(box_outer)};
+  const cuuint64_t strides[1] = {cuuint64_t(pitch) * cuuint64_t(elem_bytes)};  // bytes between rows
+  const cuuint32_t box[2] = {cuuint32_t(128 / elem_bytes), cuuint32_t(box_outer)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = encode(static_cast<CUtensorMap*>(out128), CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+  const CUresult r = encode(static_cast<CUtensorMap*>(out128),
+                            elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT32, 2,
                             const_cast<void*>(base), dims, strides, box, element_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
   return {};
 #else
-  (void)out128, (void)base, (void)inner, (void)outer, (void)pitch, (void)box_outer;
+  (void)out128, (void)base, (void)inner, (void)outer, (void)pitch, (void)box_outer, (void)elem_bytes;
   return "TMA exists only on CUDA";
 #endif
 }
@@ -251,6 +253,87 @@ void release_tensor_map_slot(const TensorMapSlot& slot, void* stream) {
     (void)cudaGetLastError();
 #else
   (void)slot, (void)stream;
+#endif
+}
+
+namespace {
+#if defined(KOKKOS_ENABLE_CUDA)
+struct PackWorkspace {
+  std::mutex mutex;
+  void* device = nullptr;
+  std::size_t bytes = 0;
+  cudaEvent_t last_use = nullptr;
+  bool recorded = false;
+  bool hook = false;
+  void release() {
+    if (last_use) {
+      (void)cudaEventSynchronize(last_use);
+      (void)cudaEventDestroy(last_use);
+      last_use = nullptr;
+    }
+    if (device) (void)cudaFree(device);
+    device = nullptr;
+    bytes = 0;
+    recorded = false;
+  }
+  static PackWorkspace& get() {
+    static PackWorkspace w;
+    return w;
+  }
+};
+#endif
+}  // namespace
+
+std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& device) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  PackWorkspace& w = PackWorkspace::get();
+  w.mutex.lock();  // held until release_pack_workspace
+  auto fail = [&](std::string why) {
+    (void)cudaGetLastError();
+    w.mutex.unlock();
+    return why;
+  };
+  if (!w.last_use && cudaEventCreateWithFlags(&w.last_use, cudaEventDisableTiming) != cudaSuccess)
+    return fail("no CUDA event for the packing workspace");
+  if (!w.hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
+    Kokkos::push_finalize_hook([] {
+      std::lock_guard<std::mutex> lock(PackWorkspace::get().mutex);
+      PackWorkspace::get().release();
+    });
+    w.hook = true;
+  }
+  if (w.bytes < bytes) {  // grow: the old buffer goes once its last kernel is done
+    if (w.recorded) (void)cudaEventSynchronize(w.last_use);
+    if (w.device) (void)cudaFree(w.device);
+    w.device = nullptr;
+    w.bytes = 0;
+    w.recorded = false;
+    if (cudaMalloc(&w.device, bytes) != cudaSuccess) {
+      w.device = nullptr;
+      return fail("no device memory for " + std::to_string(bytes) + " bytes of packed operands");
+    }
+    w.bytes = bytes;
+  }
+  if (w.recorded && cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), w.last_use, 0) != cudaSuccess)
+    return fail("ordering a stream after the packing workspace's last use failed");
+  device = w.device;
+  return {};
+#else
+  (void)bytes, (void)stream, (void)device;
+  return "the packing workspace exists only on CUDA";
+#endif
+}
+
+void release_pack_workspace(void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  PackWorkspace& w = PackWorkspace::get();
+  if (cudaEventRecord(w.last_use, static_cast<cudaStream_t>(stream)) == cudaSuccess)
+    w.recorded = true;
+  else
+    (void)cudaGetLastError();
+  w.mutex.unlock();
+#else
+  (void)stream;
 #endif
 }
 

@@ -33,14 +33,22 @@ int cuda_compute_capability();
 /// GPU that runs it (compute capability 9.0). Probed once with a one-thread kernel.
 bool warpgroup_mma_available();
 
-/// Writes into out[0..127] a CUDA tensor map (TMA descriptor, CUtensorMap) of a 2-D array of 16-bit
-/// elements: `inner` elements along the contiguous dimension, `outer` rows `pitch` elements apart;
-/// boxes of 64 x box_outer elements (64 x 2 bytes: one 128-byte swizzle row), 128-byte swizzle, zeros
-/// out of bounds. Returns "" on success, else why TMA cannot describe it (base not 16-byte aligned,
-/// a pitch not a multiple of 16 bytes, a dimension over 2^31 - 1, no CUDA 12 driver entry point, a
-/// non-CUDA build).
-std::string encode_tma_2d_b16(void* out128, const void* base, long long inner, long long outer, long long pitch,
-                              int box_outer);
+/// Writes into out[0..127] a CUDA tensor map (TMA descriptor, CUtensorMap) of a 2-D array of
+/// `elem_bytes`-byte elements (2 or 4): `inner` elements along the contiguous dimension, `outer` rows
+/// `pitch` elements apart; boxes of one 128-byte swizzle row (128 / elem_bytes elements) x box_outer
+/// rows, 128-byte swizzle, zeros out of bounds. Returns "" on success, else why TMA cannot describe it
+/// (base not 16-byte aligned, a pitch not a multiple of 16 bytes, a dimension over 2^31 - 1, no CUDA
+/// 12 driver entry point, a non-CUDA build).
+std::string encode_tma_2d(void* out128, const void* base, long long inner, long long outer, long long pitch,
+                          int box_outer, int elem_bytes);
+
+/// Device memory for operands copied into another layout before a kernel (the TF32 warp-specialised
+/// tile packs op(A) and op(B) K-major): one buffer per Kokkos session, grown on demand and freed at
+/// Kokkos::finalize. acquire locks it (until release), makes it at least `bytes` large and orders
+/// `stream` (a cudaStream_t) after its last use; release records that use behind the kernels just
+/// launched in `stream`, and unlocks. Returns "" or why not (no device memory: the size is named).
+std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& device);
+void release_pack_workspace(void* stream);
 
 /// Device copies of kernels' TMA descriptors (two 128-byte CUtensorMaps per launch), from a ring of
 /// slots allocated once per Kokkos session (freed at Kokkos::finalize). A cudaMallocAsync,

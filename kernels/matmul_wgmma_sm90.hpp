@@ -155,6 +155,21 @@ __device__ inline void wgmma_step(float (&acc)[BN / 2], const uint16_t* As, cons
   wgmma_commit();
 }
 
+/// The TF32 form of wgmma_step (f32 inputs, the warp-specialised TF32 tile): both operands K-major,
+/// rows of 32 four-byte elements in the same 128-byte swizzled layout ([rows][32 k]), so a k8 slice
+/// is again 32 bytes along the row: 4 wgmma.m64nBNk8 per K step of BK = 32.
+template <int BN>
+__device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As, const uint16_t* Bs) {
+  constexpr int kSBO = 1024;
+#pragma unroll
+  for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)  // As, Bs count 2-byte units: 16 of them are one k8 slice of 4-byte elements
+    wgmma_m64k8_tf32<BN>(acc, wgmma_descriptor(As + ks * 16, 16, kSBO), wgmma_descriptor(Bs + ks * 16, 16, kSBO));
+  wgmma_commit();
+}
+
 /// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation fixed
 /// at compile time: per accumulator a multiply, the beta and bias terms where present, the
 /// activation, a conversion and a store at an address one add from the last. Why not

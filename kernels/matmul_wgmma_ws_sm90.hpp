@@ -1,5 +1,5 @@
 // tilekit blocked matmul, Hopper warpgroup-MMA path with warp specialisation (sm_90a: H100, H200):
-// f16 and bf16 inputs, f32 accumulation. One producer warpgroup only copies (cp.async into the
+// f16 and bf16 inputs, and f32 inputs with TF32 math (the opt-in), f32 accumulation. One producer warpgroup only copies (cp.async into the
 // 128-byte-swizzled stage buffers of matmul_wgmma_sm90.hpp), BM / 64 consumer warpgroups only
 // multiply (wgmma.mma_async straight from scratch) and write C; the two sides meet at shared-memory
 // barriers (mbarrier) per stage instead of a team barrier per K step, so a consumer never waits for
@@ -23,6 +23,12 @@
 //               while waiting for the next step; releases a buffer once the group that read it is
 //               done (wgmma.wait_group 1)
 //
+// TF32 (f32 inputs): wgmma reads 32-bit operands only K-major, so both operands are loaded by TMA as
+// [rows][32 k] (the same 128-byte swizzled rows: BK = 32); launch_wgmma_ws first copies an operand
+// that is not K-major with a 16-byte aligned pitch into a K-major buffer (PackKMajor). Its inputs
+// are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
+// mma.sync TF32 tile rounds to nearest instead).
+//
 // Why a lag of kLag = STAGES - 2 steps before publishing: a producer thread can only fence copies that
 // have landed, and waiting for a recent step would hold the next copies behind a global-memory
 // latency (a lag of one step kept the producer about one step ahead).
@@ -34,6 +40,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -96,14 +103,19 @@ struct Sm90WgmmaWsMatmul {
   // consumers release a buffer one step late (the MMA group that reads it stays in flight).
   static constexpr int kLag = STAGES - 2;
   static constexpr int kScratchLevel = 0;
-  static constexpr bool kSupported = mma_input_supported<TIn>();
+  static constexpr bool kTf32 = Tile::tf32;
+  static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value : mma_input_supported<TIn>();
+  static constexpr int kElemBytes = int(sizeof(TIn));
   static constexpr int kAElems = BM * BK, kBElems = BK * BN;
   static constexpr int kStageElems = kAElems + kBElems;
-  static constexpr std::size_t kStageBytes = std::size_t(STAGES) * kStageElems * 2;
+  // Scratch is addressed in 2-byte units (uint16_t*) whatever the element size.
+  static constexpr int kAUnits = kAElems * kElemBytes / 2, kStageUnits = kStageElems * kElemBytes / 2;
+  static constexpr std::size_t kStageBytes = std::size_t(STAGES) * kStageElems * kElemBytes;
   static_assert(kThreads == (kConsumers + 1) * 128, "one producer warpgroup and BM / 64 consumer warpgroups");
-  static_assert(BK == 64 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 3,
-                "wgmma tiles: BK = 64 (one swizzle row), 64-row warpgroups, N = 128 or 256, >= 3 stages");
-  static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
+  static_assert(!kSupported || (BK * kElemBytes == 128 && BM % 64 == 0 && (BN == 128 || BN == 256) && STAGES >= 3),
+                "wgmma tiles: a K step is one 128-byte swizzle row, 64-row warpgroups, N = 128 or 256, >= 3 stages");
+  static_assert(!kSupported || ((kAUnits * 2) % 1024 == 0 && (kStageUnits * 2) % 1024 == 0),
+                "stage buffers on swizzle atoms");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage.
@@ -136,10 +148,11 @@ struct Sm90WgmmaWsMatmul {
   __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
     const int64_t ktiles = (p.K + BK - 1) / BK;
     const int tiles = tiles_m * tiles_n;
-    const bool tma = tma_a != nullptr;
+    const bool tma = kTf32 || tma_a != nullptr;  // TF32: always TMA (the launch packs what it cannot load)
     if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
     bool a_chunked = false, b_chunked = false;
-    if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
+    if constexpr (!kTf32)
+      if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     int64_t step = 0;
     for (int t = first; t < tiles; t += stride) {
       int64_t m0, n0;
@@ -148,10 +161,10 @@ struct Sm90WgmmaWsMatmul {
         const int s = int(step % STAGES);
         // The buffer's previous step (step - STAGES) is released by every consumer thread.
         if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
-        uint16_t* As = smem + s * kStageElems;
-        uint16_t* Bs = As + kAElems;
+        uint16_t* As = smem + s * kStageUnits;
+        uint16_t* Bs = As + kAUnits;
         if (tma) {
-          mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * 2));  // boxes past the edge count too
+          mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * kElemBytes));  // boxes past the edge count too
           const int k0 = int(kt * BK);
           if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
             tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
@@ -165,21 +178,25 @@ struct Sm90WgmmaWsMatmul {
             tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
           continue;
         }
-        // cp.async: every producer thread copies its chunks of the step
-        stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked, b_chunked,
-                                                                  tid);
-        cp_async_commit();
-        if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
-          cp_async_wait<kLag>();
-          fence_proxy_async_shared();
-          mbarrier_arrive(&full[(step - kLag) % STAGES]);
+        if constexpr (!kTf32) {
+          // cp.async: every producer thread copies its chunks of the step
+          stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked,
+                                                                    b_chunked, tid);
+          cp_async_commit();
+          if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
+            cp_async_wait<kLag>();
+            fence_proxy_async_shared();
+            mbarrier_arrive(&full[(step - kLag) % STAGES]);
+          }
         }
       }
     }
-    if (tma) return;
-    cp_async_wait<0>();
-    fence_proxy_async_shared();
-    for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
+    if constexpr (!kTf32) {
+      if (tma) return;
+      cp_async_wait<0>();
+      fence_proxy_async_shared();
+      for (int64_t st = step > kLag ? step - kLag : 0; st < step; ++st) mbarrier_arrive(&full[st % STAGES]);
+    }
   }
 
   /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed by the
@@ -194,9 +211,12 @@ struct Sm90WgmmaWsMatmul {
       mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
       // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
       // (M-major): the same offset.
-      const uint16_t* As = smem + s * kStageElems + c * 64 * BK;
-      const uint16_t* Bs = smem + s * kStageElems + kAElems;
-      wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
+      const uint16_t* As = smem + s * kStageUnits + c * 64 * BK * kElemBytes / 2;
+      const uint16_t* Bs = smem + s * kStageUnits + kAUnits;
+      if constexpr (kTf32)
+        wgmma_step_tf32<BN>(acc, As, Bs);
+      else
+        wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
       // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
       wgmma_wait<1>();
 #pragma unroll
@@ -221,7 +241,7 @@ struct Sm90WgmmaWsMatmul {
       if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
-          mbarrier_init(&full[s], tma_a != nullptr ? 1 : kProducerThreads);
+          mbarrier_init(&full[s], kTf32 || tma_a != nullptr ? 1 : kProducerThreads);
           mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
         }
         mbarrier_init_fence();
@@ -231,9 +251,12 @@ struct Sm90WgmmaWsMatmul {
       const int wg = tid / 128;
       const int first = team.league_rank(), stride = team.league_size();
       if (wg == 0) {  // ---- producer
-        with_operand_orders(p, [&](auto a_k, auto b_n) {
-          produce<a_k.value, b_n.value>(smem, full, empty, first, stride, tid);
-        });
+        if constexpr (kTf32)  // both operands K-major (launch_wgmma_ws packs them so)
+          produce<true, false>(smem, full, empty, first, stride, tid);
+        else
+          with_operand_orders(p, [&](auto a_k, auto b_n) {
+            produce<a_k.value, b_n.value>(smem, full, empty, first, stride, tid);
+          });
         return;
       }
       // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
@@ -246,9 +269,12 @@ struct Sm90WgmmaWsMatmul {
         float acc[BN / 2];
 #pragma unroll
         for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
-        with_operand_orders(p, [&](auto a_k, auto b_n) {
-          consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
-        });
+        if constexpr (kTf32)
+          consume<true, false>(smem, full, empty, c, step, acc);
+        else
+          with_operand_orders(p, [&](auto a_k, auto b_n) {
+            consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
+          });
         store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
       }
 #else
@@ -258,14 +284,77 @@ struct Sm90WgmmaWsMatmul {
   }
 };
 
+/// Copies an R x L operand (element (i, j) at src[i * rs + j * cs]) into dst[i * pitch + j], rows
+/// contiguous along j (K), for the TF32 tile's TMA loads. One team per 32 x 32 block, through a
+/// padded block in team scratch: the reads run along the source's contiguous dimension and the
+/// writes along j, both coalesced (a transpose where the source is contiguous along i).
+template <class T>
+struct PackKMajor {
+  using policy_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>;
+  using member_type = typename policy_type::member_type;
+  static constexpr int kBlock = 32;
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return std::size_t(kBlock) * (kBlock + 1) * sizeof(T);
+  }
+
+  const T* src = nullptr;
+  T* dst = nullptr;
+  int64_t R = 0, L = 0, rs = 0, cs = 0, pitch = 0;
+  int64_t blocks_j = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int64_t i0 = team.league_rank() / blocks_j * kBlock, j0 = team.league_rank() % blocks_j * kBlock;
+    T* block = static_cast<T*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+    const bool along_i = rs == 1 && cs != 1;  // the source is contiguous along i
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
+      const int fast = e % kBlock, slow = e / kBlock;
+      const int ii = along_i ? fast : slow, jj = along_i ? slow : fast;
+      T v = T(0);
+      if (i0 + ii < R && j0 + jj < L) v = src[(i0 + ii) * rs + (j0 + jj) * cs];
+      block[ii * (kBlock + 1) + jj] = v;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
+      const int jj = e % kBlock, ii = e / kBlock;
+      if (i0 + ii < R && j0 + jj < L) dst[(i0 + ii) * pitch + j0 + jj] = block[ii * (kBlock + 1) + jj];
+    });
+  }
+};
+
+/// An operand of the TF32 tile as TMA needs it: rows of K contiguous, a 16-byte aligned base and
+/// pitch. True when it already is (no copy).
+template <class T>
+bool k_major_for_tma(const T* data, int64_t k_stride, int64_t row_pitch) {
+  return k_stride == 1 && reinterpret_cast<uintptr_t>(data) % 16 == 0 && (row_pitch * int64_t(sizeof(T))) % 16 == 0;
+}
+
+/// Launches PackKMajor: `rows` x `cols` of src (strides rs, cs) into dst with `pitch`.
+template <class T>
+void pack_k_major(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, T* dst, int64_t pitch,
+                  const Kokkos::DefaultExecutionSpace& space) {
+  PackKMajor<T> f;
+  f.src = src, f.dst = dst, f.R = rows, f.L = cols, f.rs = rs, f.cs = cs, f.pitch = pitch;
+  f.blocks_j = (cols + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock;
+  const int64_t league = (rows + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock * f.blocks_j;
+  typename PackKMajor<T>::policy_type policy(space, int(league), 256, 1);
+  policy.set_scratch_size(0, Kokkos::PerTeam(PackKMajor<T>::scratch_bytes()));
+  Kokkos::parallel_for("tilekit::pack_k_major", policy, f);
+}
+
+/// The number of 32 x 32 blocks PackKMajor launches for rows x cols, checked against a launch's
+/// 2^31 - 1 teams by the caller.
+inline int64_t pack_k_major_blocks(int64_t rows, int64_t cols) { return ((rows + 31) / 32) * ((cols + 31) / 32); }
+
 /// Launches a warp-specialised wgmma functor as a persistent grid: as many teams as fit on the GPU at
 /// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
 /// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
 /// TMA where tensor maps can describe both operands (16-byte aligned bases and pitches, unit stride
-/// along the staged rows, sizes under 2^31), else through the cp.async producer. The tensor maps are
-/// copied in stream order into a slot of device memory kept for them (acquire_tensor_map_slot):
-/// Kokkos passes kernel arguments by value, not as __grid_constant__, so a map inside the functor
-/// would have no global address.
+/// along the staged rows, sizes under 2^31), else through the cp.async producer (f16/bf16); the
+/// TF32 tile instead first packs each operand that is not K-major with such a pitch into a K-major
+/// copy (pack_k_major, into the session's packing workspace), so that it always loads through TMA.
+/// The tensor maps are copied in stream order into a slot of device memory kept for them
+/// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
+/// a map inside the functor would have no global address.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space) {
@@ -278,29 +367,63 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
 #if defined(KOKKOS_ENABLE_CUDA)
-  const auto& p = f.p;
-  const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
-  const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
-  alignas(64) unsigned char maps[256] = {};
-  std::string why = ws_tma_disabled_by_env() ? "TILEKIT_WS_LOADS=cp.async"
-                    : unit                     ? ""
-                                               : "an operand without a unit stride";
-  if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
-    why = a_k ? encode_tma_2d_b16(maps, p.a.data, p.K, p.M, p.a.rs, F::BM)
-              : encode_tma_2d_b16(maps, p.a.data, p.M, p.K, p.a.cs, 64);
-  if (why.empty())  // op(B): rows of N (N-major) or of K (boxes of BN rows)
-    why = b_n ? encode_tma_2d_b16(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64)
-              : encode_tma_2d_b16(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN);
-  TensorMapSlot slot;
+  auto& p = f.p;
   cudaStream_t stream = space.cuda_stream();
+  alignas(64) unsigned char maps[256] = {};
+  std::string why;
+  constexpr int E = F::kElemBytes;
+  bool packed = false;  // TF32: the packing workspace is held until the kernel is launched
+  if constexpr (F::kTf32) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
+    const int64_t pitch = (p.K + 3) / 4 * 4;  // K rounded up to 16 bytes
+    const bool a_ok = k_major_for_tma(p.a.data, p.a.cs, p.a.rs) || p.K == 0;
+    const bool b_ok = k_major_for_tma(p.b.data, p.b.rs, p.b.cs) || p.K == 0;
+    const std::size_t a_elems = a_ok ? 0 : std::size_t(p.M * pitch), b_elems = b_ok ? 0 : std::size_t(p.N * pitch);
+    const std::size_t a_bytes = (a_elems * sizeof(T) + 255) / 256 * 256;
+    if (a_elems + b_elems > 0) {
+      void* ws = nullptr;
+      why = acquire_pack_workspace(a_bytes + b_elems * sizeof(T), stream, ws);
+      if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
+      packed = true;
+      if (!a_ok) {
+        T* dst = static_cast<T*>(ws);
+        pack_k_major(p.a.data, p.M, p.K, p.a.rs, p.a.cs, dst, pitch, space);
+        p.a = {dst, p.M, p.K, pitch, 1};
+      }
+      if (!b_ok) {  // op(B) is K x N: its rows along K are columns n
+        T* dst = reinterpret_cast<T*>(static_cast<char*>(ws) + a_bytes);
+        pack_k_major(p.b.data, p.N, p.K, p.b.cs, p.b.rs, dst, pitch, space);
+        p.b = {dst, p.K, p.N, 1, pitch};
+      }
+    }
+    if (p.K > 0) {
+      why = encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E);
+      if (why.empty()) why = encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
+    }
+  } else {
+    const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
+    const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
+    why = ws_tma_disabled_by_env() ? "TILEKIT_WS_LOADS=cp.async" : unit ? "" : "an operand without a unit stride";
+    if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
+      why = a_k ? encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E)
+                : encode_tma_2d(maps, p.a.data, p.M, p.K, p.a.cs, 64, E);
+    if (why.empty())  // op(B): rows of N (N-major) or of K (boxes of BN rows)
+      why = b_n ? encode_tma_2d(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64, E)
+                : encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
+  }
+  TensorMapSlot slot;
   if (why.empty()) why = acquire_tensor_map_slot(maps, stream, slot);
   if (why.empty()) {
     f.tma_a = slot.device;
     f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
+  } else if (F::kTf32) {  // no cp.async producer for TF32
+    if (packed) release_pack_workspace(stream);
+    throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
-  set_last_ws_loads(why.empty() ? "tma" : "cp.async: " + why);
+  set_last_ws_loads(why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why);
   Kokkos::parallel_for(label, policy, f);
   release_tensor_map_slot(slot, stream);
+  if (packed) release_pack_workspace(stream);
 #else
   Kokkos::parallel_for(label, policy, f);
 #endif

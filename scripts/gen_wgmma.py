@@ -2,13 +2,13 @@
 # Writes kernels/matmul_wgmma_calls.inc: python3 scripts/gen_wgmma.py > kernels/matmul_wgmma_calls.inc
 # Generates the inline-PTX wgmma calls (one asm statement per N and input type; the accumulators
 # are N/2 "+f" operands, which PTX needs listed one by one).
-def block(n, ty):
+def block(n, ty, k=16, trans=True):
     r = n // 2
     regs = ", ".join(f"%{i}" for i in range(r))
     lines = []
     lines.append(f'      asm volatile(')
     lines.append(f'          "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{r+2}, 0;\\n"')
-    lines.append(f'          "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} "')
+    lines.append(f'          "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} "')
     # split the register list into chunks
     chunk = []
     regl = [f"%{i}" for i in range(r)]
@@ -20,13 +20,14 @@ def block(n, ty):
     for k, o in enumerate(out):
         sep = ", " if k + 1 < len(out) else ""
         lines.append(f'          "{o}{sep}"')
-    lines.append(f'          "}}, %{r}, %{r+1}, p, 1, 1, %{r+3}, %{r+4};\\n}}\\n"')
+    tail = f", %{r+3}, %{r+4}" if trans else ""  # tf32 has no transpose operands (K-major only)
+    lines.append(f'          "}}, %{r}, %{r+1}, p, 1, 1{tail};\\n}}\\n"')
     outs = [f'"+f"(d[{i}])' for i in range(r)]
     ol = []
     for i in range(0, r, 8):
         ol.append(", ".join(outs[i:i+8]))
     lines.append('          : ' + (",\n            ".join(ol)))
-    lines.append('          : "l"(desc_a), "l"(desc_b), "r"(1), "n"(TA), "n"(TB));')
+    lines.append('          : "l"(desc_a), "l"(desc_b), "r"(1)' + (', "n"(TA), "n"(TB));' if trans else ');'))
     return "\n".join(lines)
 
 out = []
@@ -43,6 +44,21 @@ for n in (128, 256):
         first = False
         out.append(f"  {kw} ({cond}) {{")
         out.append(block(n, ty))
+out.append("  } else {")
+out.append('    static_assert(N == 128 || N == 256, "wgmma tiles are 64 x 128 or 64 x 256 per warpgroup");')
+out.append("  }")
+out.append("}")
+out.append("")
+out.append("// TF32 (f32 inputs read as TF32: the low 13 bits of the significand are ignored): m64nNk8, both")
+out.append("// operands K-major in scratch (wgmma has no transpose for 32-bit types).")
+out.append("template <int N>")
+out.append("__device__ inline void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {")
+first = True
+for n in (128, 256):
+    kw = "if constexpr" if first else "} else if constexpr"
+    first = False
+    out.append(f"  {kw} (N == {n}) {{")
+    out.append(block(n, "tf32", k=8, trans=False))
 out.append("  } else {")
 out.append('    static_assert(N == 128 || N == 256, "wgmma tiles are 64 x 128 or 64 x 256 per warpgroup");')
 out.append("  }")

@@ -361,6 +361,32 @@ TEST(MatmulTf32, Tf32TilesRoundTheInputsToTf32) {
   }
 }
 
+TEST(MatmulTf32, WarpSpecialisedTf32TilePacksOperandsThatAreNotKMajor) {
+  // wgmma reads 32-bit operands only K-major: the TF32 warp-specialised tile loads op(A) and op(B)
+  // through TMA as they are where they are K-major with 16-byte aligned pitches, and packs the
+  // others into K-major copies first. Every storage order with ragged edges (200 = 128 + 72 rows,
+  // 264 = 256 + 8 columns, 712 = 22 x 32 + 8: 23 K steps, every stage buffer and barrier reused),
+  // with whole-vector and odd pitches, must match, and pack exactly when an operand is not so.
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& c : tf32_tile_configs())
+    if (c.ws) ws.push_back(c);
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    for (int bits = 0; bits < 16; ++bits) {
+      Case c;
+      c.M = 200, c.N = 264, c.K = 712;
+      c.a_col = bits & 1, c.b_col = bits & 2, c.c_col = bits & 4;
+      const bool odd_pitch = bits & 8;
+      if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
+      c.beta = 0.5;
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+      const bool k_major = !c.a_col && c.b_col && !odd_pitch;  // A row-major and B column-major: both along K
+      EXPECT_EQ(last_ws_loads(), k_major ? "tma" : "tma (packed)") << c.describe();
+    }
+  }
+}
+
 TEST(MatmulTf32, Tf32TileWithoutTheOptInIsRefused) {
   const auto tiles = tf32_tile_configs();
   if (tiles.empty()) GTEST_SKIP() << "no TF32 tensor-core tile runs on " << backend_name() << " here";
@@ -447,6 +473,19 @@ TEST(MatmulDefaults, HalfPrecisionWithKFrom4096TakesTheWarpSpecialisedTileWhereI
     EXPECT_FALSE(tuning::default_matmul_config(backend, t, 512, 512, 65536).ws);
   }
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
+}
+
+TEST(MatmulDefaults, Tf32TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
+  const std::string backend = backend_name();
+  const MatmulConfig big = tuning::default_matmul_config(backend, DType::f32, 4096, 4096, 4096, Math::tf32);
+  if (!tuning::default_matmul_config(backend, DType::f16, 4096, 4096, 4096).wgmma)
+    GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
+  EXPECT_TRUE(big.ws && big.bk == 32) << big.name();
+  EXPECT_TRUE(tuning::default_matmul_config(backend, DType::f32, 8192, 8192, 8192, Math::tf32).ws);
+  // 16 tiles of 128x256 leave most SMs idle: the mma.sync tile's 128x128 tiles
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 512, 1024, 4096, Math::tf32).ws);
+  // IEEE f32 never takes a tensor-core tile
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 4096, 4096, 4096).mma);
 }
 
 TYPED_TEST(MatmulTyped, ThinRunsAreBitwiseIdentical) {

@@ -48,6 +48,10 @@ constexpr int64_t kCudaWgmmaDeepKMin = 4096;
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
+// f32 with TF32 math on a Hopper where its 128x256 tiles fill the SMs: the warp-specialised wgmma
+// tile (kernels/matmul_wgmma_ws_sm90.hpp; operands that are not K-major are packed first). H100,
+// column-major, docs/perf-notes.md section 14.
+constexpr const char* kCudaTf32Ws = "bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32";
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
 // CUDA f32 with IEEE math: the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; f32 only, so
 // the backend row below, which every type can run, keeps the first SIMT kernel's tile): 256x128
@@ -226,6 +230,12 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
   const int64_t slots = gpu ? std::max<int64_t>(concurrency / 2048, 1) : concurrency * kHostTeamsPerThread;
   auto teams = [&](const MatmulConfig& t) { return ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
   if (base.mma) {
+    if (input == DType::f32 && math == Math::tf32 && warpgroup_mma_available() &&
+        std::max({M, N, K}) <= int64_t(INT32_MAX)) {
+      MatmulConfig ws = base;
+      if (!MatmulConfig::parse(kCudaTf32Ws, ws, why)) throw std::logic_error(why);
+      if (teams(ws) >= slots) return ws;
+    }
     if (base.wgmma && teams(base) < slots) {
       MatmulConfig small = base;
       if (!MatmulConfig::parse(kCudaWgmmaSmall, small, why)) throw std::logic_error(why);

@@ -112,7 +112,9 @@ struct MmaTileShape {
 /// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
 /// WS (warp-specialised, kernels/matmul_wgmma_ws_sm90.hpp): one more warpgroup that only copies.
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false>
+/// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
+/// since a K step is one 128-byte swizzle row whatever the element size.
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false>
 struct WgmmaTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int TM = 64;   ///< warpgroup tile rows
@@ -123,12 +125,14 @@ struct WgmmaTileShape {
   static constexpr bool wgmma = true;
   static constexpr bool ws = WS_;
   static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
-  static constexpr bool tf32 = false;
-  static constexpr bool runs(DType in) { return in == DType::f16 || in == DType::bf16; }
+  static constexpr bool tf32 = TF32_;
+  static constexpr bool runs(DType in) { return TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16; }
   static constexpr int warps = (BM / 64 + (WS_ ? 1 : 0)) * 4;
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
-  static_assert(BM % 64 == 0 && BK == 64, "64-row warpgroups, K steps of one 128-byte swizzle row");
+  static_assert(BM % 64 == 0 && BK == (TF32_ ? 32 : 64),
+                "64-row warpgroups, K steps of one 128-byte swizzle row (64 2-byte or 32 4-byte elements)");
+  static_assert(!TF32_ || WS_, "TF32 runs on the warp-specialised kernel (TMA loads of K-major operands)");
 
   static MatmulConfig config() {
     MatmulConfig c;
@@ -235,6 +239,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // warp-specialised: 1 producer + 2 consumer warpgroups, 193 KB (a 256x128
                                  // one with 4 consumers spilled at 640 threads and never won)
                                  WgmmaTileShape<128, 256, 64, 4, 1, true>,
+                                 // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
+                                 // that are not K-major are packed first (launch_wgmma_ws)
+                                 WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
                                  // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
