@@ -188,12 +188,16 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
     TOut* const col = base + j * 8 * cs;
+    // The bias through the read-only path (ld.global.nc), which the compiler may move ahead of the
+    // stores of C; plain loads had to wait behind them (possible aliasing), one latency per n8 block.
+    float bj[2] = {0.0f, 0.0f};
+    if (bias) bj[0] = __ldg(bias + j * 8), bj[1] = __ldg(bias + j * 8 + 1);
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
       float x = alpha * acc[j * 4 + v];
       if (use_beta) x += beta * convert<float>(*out);
-      if (bias) x += bias[j * 8 + v % 2];
+      x += bj[v % 2];
       *out = convert<TOut>(activate_fixed<ACT>(x));
     }
   }

@@ -482,8 +482,9 @@ TEST(MatmulDefaults, Tf32TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
     GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
   EXPECT_TRUE(big.ws && big.bk == 32) << big.name();
   EXPECT_TRUE(tuning::default_matmul_config(backend, DType::f32, 8192, 8192, 8192, Math::tf32).ws);
-  // 16 tiles of 128x256 leave most SMs idle: the mma.sync tile's 128x128 tiles
-  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 512, 1024, 4096, Math::tf32).ws);
+  EXPECT_TRUE(tuning::default_matmul_config(backend, DType::f32, 2048, 2048, 2048, Math::tf32).ws);
+  // 8 tiles of 128x256 on a GPU of 100 SMs or more: the mma.sync tile's 128x128 tiles
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 256, 1024, 4096, Math::tf32).ws);
   // IEEE f32 never takes a tensor-core tile
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 4096, 4096, 4096).mma);
 }

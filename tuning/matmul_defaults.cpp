@@ -48,10 +48,14 @@ constexpr int64_t kCudaWgmmaDeepKMin = 4096;
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
-// f32 with TF32 math on a Hopper where its 128x256 tiles fill the SMs: the warp-specialised wgmma
-// tile (kernels/matmul_wgmma_ws_sm90.hpp; operands that are not K-major are packed first). H100,
-// column-major, docs/perf-notes.md section 14.
+// f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (kernels/matmul_wgmma_ws_sm90.hpp;
+// operands that are not K-major are packed first). H100, column-major, `tilekit matmul`, one call:
+// 4096^3 313 TFLOP/s against 96 for the mma.sync tile, 8192^3 359 against 108 (docs/perf-notes.md
+// section 14) ...
 constexpr const char* kCudaTf32Ws = "bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32";
+// ... even where its tiles fill only part of the GPU: at 2048^3 (128 tiles on 132 SMs) it ran 209
+// TFLOP/s against 80 for the mma.sync tile. From 1/8 of the SMs (1024^3: 16 tiles) on.
+constexpr int64_t kCudaTf32WsMinFill = 8;
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
 // CUDA f32 with IEEE math: the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; f32 only, so
 // the backend row below, which every type can run, keeps the first SIMT kernel's tile): 256x128
@@ -234,7 +238,7 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
         std::max({M, N, K}) <= int64_t(INT32_MAX)) {
       MatmulConfig ws = base;
       if (!MatmulConfig::parse(kCudaTf32Ws, ws, why)) throw std::logic_error(why);
-      if (teams(ws) >= slots) return ws;
+      if (teams(ws) >= slots / kCudaTf32WsMinFill) return ws;
     }
     if (base.wgmma && teams(base) < slots) {
       MatmulConfig small = base;
