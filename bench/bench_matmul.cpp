@@ -5,6 +5,8 @@
 // the BLAS convention, from the same random inputs (kernels/fill.hpp, fixed seeds; never zeros):
 //   tilekit:<config>               tilekit's blocked matmul with that config source's config
 //   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
+//   tilekit:tuned+bias+gelu        the tuned config with a bias (one random value per column of C) and
+//                                  gelu fused (floating-point types): the cost of a heavier epilogue
 //   kokkos_kernels                 KokkosBlas::gemm, native (no TPL); f32 and f64 only: Kokkos
 //                                  Kernels has no f16 gemm
 //   openblas                       cblas_{s,d}gemm (host backends, when OpenBLAS was found); for bf16
@@ -94,6 +96,7 @@ struct Series {
   Impl impl;
   Activation act;              ///< fused (tilekit) or a separate pass (vendor)
   ConfigFn config = nullptr;   ///< tilekit only
+  bool bias = false;           ///< tilekit only: a per-column bias fused before the activation
 };
 
 constexpr Activation kActivation = Activation::leaky_relu;  // the seeds' fused activation
@@ -112,6 +115,8 @@ std::vector<Series> series_for(Math math) {
     if (!std::is_integral<T>::value)  // integer accumulators take relu only
       s.push_back({std::string("tilekit:") + src.label + "+" + activation_name(kActivation), Impl::tilekit,
                    kActivation, src.config});
+    if (!std::is_integral<T>::value && std::string(src.label) == "tuned")
+      s.push_back({"tilekit:tuned+bias+gelu", Impl::tilekit, Activation::gelu, src.config, true});
   }
   if (ieee_float) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
   // Not a matmul: the time the shape's compulsory bytes take at the copy bandwidth (below).
@@ -132,24 +137,28 @@ std::vector<Series> series_for(Math math) {
 
 // ---- operands ----------------------------------------------------------------------------------
 
-constexpr uint64_t kSeedA = 1, kSeedB = 2, kSeedC = 3;
+constexpr uint64_t kSeedA = 1, kSeedB = 2, kSeedC = 3, kSeedBias = 4;
 
 /// `sets` input sets of column-major A, B and C, each operand one allocation (set s at offset
 /// s * size). Rotating through the sets keeps small problems from running out of cache.
 template <class T>
 struct Operands {
   using TOut = out_type<T>;
+  using compute = typename TypeTraits<T>::compute;
   int64_t M, N, K;
   int sets;
   Kokkos::View<T*> a, b;
   Kokkos::View<TOut*> c;
+  Kokkos::View<compute*> bias;  // N values (the bias+gelu series)
   Kokkos::View<float*> cf;  // bf16 on host backends: cblas_sbgemm's f32 C (empty otherwise)
 
   Operands(const Shape& sh, int nsets)
       : M(sh.M), N(sh.N), K(sh.K), sets(nsets),
         a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::A"), nsets * sh.M * sh.K),
         b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::B"), nsets * sh.K * sh.N),
-        c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::C"), nsets * sh.M * sh.N) {
+        c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::C"), nsets * sh.M * sh.N),
+        bias(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::bias"), sh.N) {
+    fill_random(bias.data(), static_cast<int64_t>(bias.size()), kSeedBias);
     fill_random(a.data(), static_cast<int64_t>(a.size()), kSeedA);
     fill_random(b.data(), static_cast<int64_t>(b.size()), kSeedB);
     fill_random(c.data(), static_cast<int64_t>(c.size()), kSeedC);  // beta = 0: never read
@@ -164,7 +173,7 @@ struct Operands {
 };
 
 template <class T>
-MatmulProblem<T, out_type<T>> problem(const Operands<T>& o, int s, Activation act, Math math) {
+MatmulProblem<T, out_type<T>> problem(const Operands<T>& o, int s, Activation act, Math math, bool bias = false) {
   MatmulProblem<T, out_type<T>> p;
   p.M = o.M;
   p.N = o.N;
@@ -174,6 +183,7 @@ MatmulProblem<T, out_type<T>> problem(const Operands<T>& o, int s, Activation ac
   p.c = {o.C(s), o.M, o.N, 1, o.M};
   p.act = act;
   p.math = math;
+  p.bias = bias ? o.bias.data() : nullptr;
   return p;
 }
 
@@ -222,7 +232,8 @@ void openblas_run(const Operands<T>& o, int s, Activation act) {
 /// recomputing A and B from the generator, so even 9728x8192x65536 is checked in O(16 K).
 /// Returns the relative error over the samples (2-norm); sets `tol` to tilekit's bound for the type.
 template <class T>
-double spot_check(const Operands<T>& o, int s, Activation act, Math math, double& tol, bool f32_out = false) {
+double spot_check(const Operands<T>& o, int s, Activation act, Math math, double& tol, bool f32_out = false,
+                  bool bias = false) {
   constexpr int P = 16;
   Kokkos::View<int64_t*> idx("bench::check_idx", P);
   Kokkos::View<double*> got("bench::check_got", P);
@@ -252,6 +263,7 @@ double spot_check(const Operands<T>& o, int s, Activation act, Math math, double
     for (int64_t k = 0; k < o.K; ++k)
       ref += convert<double>(random_value<T>(kSeedA, off_a + i + k * o.M)) *
              convert<double>(random_value<T>(kSeedB, off_b + k + j * o.K));
+    if (bias) ref += convert<double>(random_value<typename TypeTraits<T>::compute>(kSeedBias, uint64_t(j)));
     ref = activate(act, ref);
     const double v = got_h(p);
     if (!(v - v == 0.0)) return INFINITY;  // NaN or inf
@@ -310,7 +322,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   std::string label;
   if (series.impl == Impl::tilekit) {
     const MatmulConfig cfg = series.config(shape, TypeTraits<T>::dtype, math);
-    const std::string why = check_matmul(problem(ops, 0, series.act, math), cfg);
+    const std::string why = check_matmul(problem(ops, 0, series.act, math, series.bias), cfg);
     if (!why.empty()) {
       state.SkipWithError(("config rejected: " + why).c_str());
       return;
@@ -318,7 +330,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     label = cfg.name();
     samples = time_iterations(state, warmup, [&](int64_t i) {
       last = static_cast<int>(i % sets);
-      launch_matmul(problem(ops, last, series.act, math), cfg);
+      launch_matmul(problem(ops, last, series.act, math, series.bias), cfg);
     });
   } else if (series.impl == Impl::kokkos_kernels) {
     label = "KokkosBlas::gemm (native, no TPL)";
@@ -351,7 +363,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
 
   double tol = 0.0;
   const bool f32_out = std::is_same<T, bf16>::value && series.impl == Impl::openblas;
-  const double err = spot_check(ops, last, series.act, math, tol, f32_out);
+  const double err = spot_check(ops, last, series.act, math, tol, f32_out, series.bias);
   state.counters["check_rel_error"] = err;
   if (!(err <= tol)) {
     const std::string msg = "wrong result: relative error " + std::to_string(err) + " over 16 sampled entries " +
@@ -420,7 +432,8 @@ void register_matmul() {
   benchmark::AddCustomContext("matmul_activation",
                               std::string(activation_name(kActivation)) +
                                   " (slope 0.01): fused into tilekit's epilogue; a separate Kokkos pass over C "
-                                  "after the vendor gemm");
+                                  "after the vendor gemm. tilekit:tuned+bias+gelu: a per-column bias (random, "
+                                  "seed 4) and gelu (tanh form) fused");
   benchmark::AddCustomContext("matmul_kokkos_kernels",
                               "KokkosBlas::gemm " + kokkos_kernels_version() +
                                   ", native (no TPL); f32 and f64 only (Kokkos Kernels has no f16 gemm)");

@@ -102,12 +102,18 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     return x > T(0) ? x : T(kLeakyReluSlope) * x;
 #if defined(__CUDA_ARCH__)
   } else if constexpr (ACT == Activation::gelu && std::is_same<T, float>::value) {
-    // The same tanh form, as 0.5 x (1 + tanh u) = x / (1 + exp(-2u)), with the hardware exp2 and
-    // reciprocal (MUFU; __expf, __fdividef): about 8 instructions against tanhf's ~25 with a branch,
-    // within a few f32 ulps (a tiny value where exp(-2u) overflows: x / inf = -0, the limit). The
-    // fused bias+gelu cost 7-18% over no epilogue in the wgmma kernels with tanhf.
-    const float minus_2u = -1.5957691216057308f * (x + 0.044715f * x * x * x);
-    return __fdividef(x, 1.0f + __expf(minus_2u));
+    // The same tanh form, as 0.5 x (1 + tanh u) = x / (1 + 2^w) with w = -2u log2(e) = x (K0 + K1 x^2),
+    // on the hardware exp2 and reciprocal (MUFU): 7 instructions against tanhf's ~25 with a branch
+    // (12 with __expf and __fdividef), within a few f32 ulps; where 2^w overflows, x / inf = -0 (the
+    // limit; the true value is below 1e-37). With tanhf the fused bias+gelu cost 7-18% over no
+    // epilogue in the wgmma kernels (docs/perf-notes.md section 15).
+    constexpr float K0 = -2.302208198144325f;   // -2 log2(e) sqrt(2 / pi)
+    constexpr float K1 = -0.1029432395800235f;  // K0 x 0.044715
+    const float w = x * (K1 * (x * x) + K0);
+    float e, r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(w));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+    return x * r;
 #endif
   } else {
     return activate(ACT, x);

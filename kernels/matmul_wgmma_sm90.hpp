@@ -179,36 +179,22 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
 /// where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per issued instruction; 0.9 at K = 65536).
 template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
-                                            int64_t r0, int64_t c0) {
+                                            int64_t r0, int64_t c0, const float* tile_bias) {
   TOut* const base = &p.c(r0, c0);
   const int64_t rs8 = 8 * p.c.rs, cs = p.c.cs;
   const float alpha = p.alpha, beta = p.beta;
   const bool use_beta = beta != 0.0f;
-  const float* bias = p.bias ? p.bias + c0 : nullptr;
-  // The bias of kBatch n8 blocks is loaded at once, ahead of their stores: loaded one block at a
-  // time, each load's latency (an L2 hit, the first touch of the tile's bias) was paid 32 times per
-  // tile in a row (Nsight Compute, f16 4096^3: long-scoreboard stalls 1.8 -> 3.1 cycles per issued
-  // instruction, the kernel 207 -> 226 us).
-  constexpr int kBatch = 4;
+  const float* bias = tile_bias ? tile_bias : p.bias ? p.bias + c0 : nullptr;
 #pragma unroll
-  for (int j0 = 0; j0 < BN / 8; j0 += kBatch) {
-    float bj[kBatch][2];
+  for (int j = 0; j < BN / 8; ++j) {
+    TOut* const col = base + j * 8 * cs;
 #pragma unroll
-    for (int q = 0; q < kBatch; ++q) {
-      bj[q][0] = bias ? __ldg(bias + (j0 + q) * 8) : 0.0f;
-      bj[q][1] = bias ? __ldg(bias + (j0 + q) * 8 + 1) : 0.0f;
-    }
-#pragma unroll
-    for (int q = 0; q < kBatch; ++q) {
-      TOut* const col = base + (j0 + q) * 8 * cs;
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
-        float x = alpha * acc[(j0 + q) * 4 + v];
-        if (use_beta) x += beta * convert<float>(*out);
-        x += bj[q][v % 2];
-        *out = convert<TOut>(activate_fixed<ACT>(x));
-      }
+    for (int v = 0; v < 4; ++v) {
+      TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
+      float x = alpha * acc[j * 4 + v];
+      if (use_beta) x += beta * convert<float>(*out);
+      if (bias) x += bias[j * 8 + v % 2];
+      *out = convert<TOut>(activate_fixed<ACT>(x));
     }
   }
 }
@@ -216,19 +202,22 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 /// Epilogue of one warpgroup's 64 x BN accumulators, rows from row0 (the warpgroup's first row of C):
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
-/// store_wgmma_interior; edge blocks the masked element path.
+/// store_wgmma_interior; edge blocks the masked element path. tile_bias: null, or the bias of columns
+/// n0 .. n0 + BN - 1 staged in shared memory by the caller (read there by the interior path).
 template <int BN, class TIn, class TOut>
 __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
-                                                int64_t row0, int64_t n0, int tid_in_wg) {
+                                                int64_t row0, int64_t n0, int tid_in_wg,
+                                                const float* tile_bias = nullptr) {
   const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
   if (row0 + 64 <= p.M && n0 + BN <= p.N) {
     const int64_t r0 = row0 + warp * 16 + g, c0 = n0 + t * 2;
+    const float* const tb = tile_bias ? tile_bias + t * 2 : nullptr;
     switch (p.act) {
-      case Activation::none: store_wgmma_interior<BN, Activation::none>(p, acc, r0, c0); return;
-      case Activation::relu: store_wgmma_interior<BN, Activation::relu>(p, acc, r0, c0); return;
-      case Activation::leaky_relu: store_wgmma_interior<BN, Activation::leaky_relu>(p, acc, r0, c0); return;
-      case Activation::silu: store_wgmma_interior<BN, Activation::silu>(p, acc, r0, c0); return;
-      case Activation::gelu: store_wgmma_interior<BN, Activation::gelu>(p, acc, r0, c0); return;
+      case Activation::none: store_wgmma_interior<BN, Activation::none>(p, acc, r0, c0, tb); return;
+      case Activation::relu: store_wgmma_interior<BN, Activation::relu>(p, acc, r0, c0, tb); return;
+      case Activation::leaky_relu: store_wgmma_interior<BN, Activation::leaky_relu>(p, acc, r0, c0, tb); return;
+      case Activation::silu: store_wgmma_interior<BN, Activation::silu>(p, acc, r0, c0, tb); return;
+      case Activation::gelu: store_wgmma_interior<BN, Activation::gelu>(p, acc, r0, c0, tb); return;
       default: break;
     }
   }

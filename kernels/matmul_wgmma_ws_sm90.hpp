@@ -53,6 +53,24 @@ namespace detail {
 
 #if defined(TILEKIT_SM90A_DEVICE)
 /// Shared-memory barriers (mbarrier), CTA scope: arrive releases, try_wait acquires.
+/// Named barrier ID (1..15; 0 is the team barrier) over THREADS threads. A constant id: with an id in
+/// a register ptxas reserves all 16 barriers of the block.
+template <int ID, int THREADS>
+__device__ inline void named_barrier_sync() {
+  static_assert(ID >= 1 && ID < 16 && THREADS % 32 == 0, "barriers 1..15, whole warps");
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+/// The named barrier of consumer warpgroup c (ids 1, 2, ...), over its 128 threads.
+template <int CONSUMERS>
+__device__ inline void consumer_barrier_sync(int c) {
+  static_assert(CONSUMERS <= 4, "up to 4 consumer warpgroups");
+  switch (c) {
+    case 0: named_barrier_sync<1, 128>(); break;
+    case 1: named_barrier_sync<2, 128>(); break;
+    case 2: named_barrier_sync<3, 128>(); break;
+    default: named_barrier_sync<4, 128>(); break;
+  }
+}
 __device__ inline void mbarrier_init(uint64_t* bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
@@ -118,8 +136,9 @@ struct Sm90WgmmaWsMatmul {
                 "stage buffers on swizzle atoms");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage.
-    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t);
+    // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
+    // and each consumer's copy of its tile's bias (BN floats).
+    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + kConsumers * BN * sizeof(float);
   }
 
   MatmulProblem<TIn, TOut> p;
@@ -238,6 +257,7 @@ struct Sm90WgmmaWsMatmul {
 #if defined(TILEKIT_SM90A_DEVICE)
       uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
       uint64_t* empty = full + STAGES;
+      float* bias_stage = reinterpret_cast<float*>(empty + STAGES);  // kConsumers x BN
       if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
@@ -275,7 +295,16 @@ struct Sm90WgmmaWsMatmul {
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
-        store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+        // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
+        // memory in the epilogue itself, its loads (an L2 latency each, 32 in a row per thread: the
+        // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
+        float* const tile_bias = bias_stage + c * BN;
+        if (p.bias) {
+          for (int q = tid % 128; q < BN; q += 128) tile_bias[q] = n0 + q < p.N ? p.bias[n0 + q] : 0.0f;
+          consumer_barrier_sync<kConsumers>(c);
+        }
+        store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
+        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // read by all before the next tile's copy
       }
 #else
       (void)smem, (void)tid;

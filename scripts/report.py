@@ -276,9 +276,13 @@ def main():
                         ratio_cols.append((f"{label} / {VENDORS[vendor]}", t, vendor))
                     if kk:
                         ratio_cols.append((f"{label} / KK", t, kk))
-                    fused = next((s for s in series if s.startswith(t + "+")), None)
+                    # the activation the vendor's separate pass also runs (leaky_relu), where present
+                    fused = next((s for s in series if s == t + "+leaky_relu"),
+                                 next((s for s in series if s.startswith(t + "+")), None))
                     if fused and vendor_act:
                         ratio_cols.append((f"{label}+act / {VENDORS[vendor]}+act", fused, vendor_act))
+                    if t + "+bias+gelu" in series:  # the cost of the heavier fused epilogue
+                        ratio_cols.append((f"{label}+bias+gelu / {label}", t + "+bias+gelu", t))
             else:  # bandwidth families: every tilekit series against the copy and the plain Kokkos loop
                 for t in [s for s in series if s.startswith("tilekit:")]:
                     if "copy" in series:
