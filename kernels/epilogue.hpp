@@ -114,6 +114,28 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(w));
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
     return x * r;
+#else
+  } else if constexpr (ACT == Activation::gelu && std::is_same<T, float>::value) {
+    // Host (and HIP): the same x / (1 + 2^w), 2^w from its exponent bits and a degree-6 Taylor
+    // polynomial of 2^f, |f| <= 1/2 (truncation 1.2e-7, ~2 ulps): multiply-adds and one division
+    // instead of a call of tanhf (~8 ns an element on the 2-core EPYC, 4x a 256^3 product).
+    // w is clamped to +-126 (2^w normal): where that bites, gelu is x or below 1e-37 in magnitude.
+    constexpr float K0 = -2.302208198144325f, K1 = -0.1029432395800235f;
+    const float w = x * (K1 * (x * x) + K0);
+    const float wc = w > 126.0f ? 126.0f : w > -126.0f ? w : -126.0f;  // NaN -> -126 (x stays NaN)
+    const int n = int(wc + 126.5f) - 126;                              // round(wc), in -126 .. 126
+    const float f = wc - float(n);
+    float p2 = 1.5403530393381606e-4f;  // ln(2)^k / k!, k = 6 .. 0
+    p2 = p2 * f + 1.3333558146428443e-3f;
+    p2 = p2 * f + 9.618129107628477e-3f;
+    p2 = p2 * f + 5.550410866482158e-2f;
+    p2 = p2 * f + 0.2402265069591007f;
+    p2 = p2 * f + 0.6931471805599453f;
+    p2 = p2 * f + 1.0f;
+    const uint32_t bits = uint32_t(n + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return x / (1.0f + p2 * scale);
 #endif
   } else {
     return activate(ACT, x);
