@@ -122,9 +122,11 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     // w is clamped to +-126 (2^w normal): where that bites, gelu is x or below 1e-37 in magnitude.
     constexpr float K0 = -2.302208198144325f, K1 = -0.1029432395800235f;
     const float w = x * (K1 * (x * x) + K0);
-    const float wc = w > 126.0f ? 126.0f : w > -126.0f ? w : -126.0f;  // NaN -> -126 (x stays NaN)
-    const int n = int(wc + 126.5f) - 126;                              // round(wc), in -126 .. 126
-    const float f = wc - float(n);
+    float wc = w < 126.0f ? w : 126.0f;  // (two selects: GCC vectorizes these, not a nested ?:)
+    wc = wc > -126.0f ? wc : -126.0f;    // NaN -> -126 (x stays NaN)
+    const float nf = std::floor(wc + 0.5f);  // round(wc), in -126 .. 126
+    const int n = int(nf);
+    const float f = wc - nf;
     float p2 = 1.5403530393381606e-4f;  // ln(2)^k / k!, k = 6 .. 0
     p2 = p2 * f + 1.3333558146428443e-3f;
     p2 = p2 * f + 9.618129107628477e-3f;
