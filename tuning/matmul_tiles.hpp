@@ -239,6 +239,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // warp-specialised: 1 producer + 2 consumer warpgroups, 193 KB (a 256x128
                                  // one with 4 consumers spilled at 640 threads and never won)
                                  WgmmaTileShape<128, 256, 64, 4, 1, true>,
+                                 // ... and a 64x128 one (1 consumer warpgroup, 97 KB, 2 teams/SM) for
+                                 // sizes whose 128-wide tiles leave SMs idle (1024^3: 128 tiles)
+                                 WgmmaTileShape<64, 128, 64, 4, 2, true>,
                                  // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
                                  // that are not K-major are packed first (launch_wgmma_ws)
                                  WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
