@@ -459,17 +459,22 @@ TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
   }
 }
 
-TEST(MatmulDefaults, HalfPrecisionWithKFrom4096TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
+TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGpu) {
+  // 128x256 where K >= 2048 and its tiles fill 7/8 of the SMs; else 64x128 where its tiles fill half
+  // of them; else the small _tc tile.
   const std::string backend = backend_name();
   const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 2048, 2048, 2048);
   if (!square.wgmma) GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
-  EXPECT_FALSE(square.ws) << square.name() << ": 128 tiles of 128x256 would leave SMs idle";
-  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f16, 8192, 8192, 2048).ws) << "K under 4096";
+  auto big = [](const MatmulConfig& c) { return c.ws && c.bm == 128 && c.bn == 256; };
+  auto mid = [](const MatmulConfig& c) { return c.ws && c.bm == 64 && c.bn == 128; };
   for (DType t : {DType::f16, DType::bf16}) {
-    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 4096, 4096, 4096).ws);
-    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 4096, 4096, 16384).ws);
-    EXPECT_TRUE(tuning::default_matmul_config(backend, t, 9728, 8192, 65536).ws);
-    // Deep, but 8 tiles of 128x256 leave most SMs idle: the smaller tiles' rule comes first.
+    EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 2048, 2048, 2048)));
+    EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 4096, 4096, 4096)));
+    EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 9728, 8192, 65536)));
+    EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 8192, 8192, 1024))) << "K under 2048";
+    EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 1024)));
+    EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 8192))) << "64 tiles of 128x256";
+    // Deep, but 32 tiles of 64x128 leave most SMs idle: the small tile
     EXPECT_FALSE(tuning::default_matmul_config(backend, t, 512, 512, 65536).ws);
   }
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);

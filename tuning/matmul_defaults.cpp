@@ -36,7 +36,7 @@ constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_
 // for a one-warpgroup 64x128 wgmma tile (not kept), 512^3 12.4 against 7.4 (docs/perf-notes.md
 // section 12).
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
-// Where K is 4096 or more and the 128x256 tiles still fill the SMs, the warp-specialised tile (TMA
+// Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
 // producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
 // column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
 // TFLOP/s against 394 for 128x128, 8192^3 705 against 428, 9728x8192x65536 654; before that
@@ -44,7 +44,14 @@ constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
 // cannot describe (pitches not a multiple of 16 bytes) take its cp.async producer, slower (297
 // TFLOP/s at 8192^3 before the compact epilogue; not re-measured).
 constexpr const char* kCudaWgmmaDeepK = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32";
-constexpr int64_t kCudaWgmmaDeepKMin = 4096;
+// Session 9 (same call, f16, column-major, `tilekit matmul`, TFLOP/s): 2048^3 376 against 299 for
+// 128x128 (its 128 tiles on 132 SMs), so from K = 2048 where its tiles fill 7/8 of the SMs.
+constexpr int64_t kCudaWgmmaDeepKMin = 2048;
+// Elsewhere, where its tiles fill half the SMs, the 64x128 warp-specialised tile (one consumer
+// warpgroup, two teams per SM): 1024^3 95 against 70 for 64x64 _tc and 76 for 128x128 _wg;
+// 1024x1024x8192 294 against 159 (_wg) and 176 (128x256 _ws); 2048x2048x512 155 against 150;
+// 2048^3 318 against 299.
+constexpr const char* kCudaWgmmaMid = "bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
@@ -240,15 +247,17 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
       if (!MatmulConfig::parse(kCudaTf32Ws, ws, why)) throw std::logic_error(why);
       if (teams(ws) >= slots / kCudaTf32WsMinFill) return ws;
     }
+    if (base.wgmma) {
+      MatmulConfig deep = base, mid = base;
+      if (!MatmulConfig::parse(kCudaWgmmaDeepK, deep, why) || !MatmulConfig::parse(kCudaWgmmaMid, mid, why))
+        throw std::logic_error(why);
+      if (K >= kCudaWgmmaDeepKMin && teams(deep) >= slots - slots / 8) return deep;
+      if (teams(mid) >= slots / 2) return mid;
+    }
     if (base.wgmma && teams(base) < slots) {
       MatmulConfig small = base;
       if (!MatmulConfig::parse(kCudaWgmmaSmall, small, why)) throw std::logic_error(why);
       return small;
-    }
-    if (base.wgmma && K >= kCudaWgmmaDeepKMin) {
-      MatmulConfig deep = base;
-      if (!MatmulConfig::parse(kCudaWgmmaDeepK, deep, why)) throw std::logic_error(why);
-      if (teams(deep) >= slots) return deep;
     }
     return base;
   }
