@@ -322,7 +322,7 @@ struct Sm90WgmmaMatmul {
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
       float acc[BN / 2];
-#pragma unroll
+      TILEKIT_UNROLL  // (host passes compile this too: a plain #pragma unroll warned there)
       for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
       with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid, acc); });
 #if defined(TILEKIT_SM90A_DEVICE)
