@@ -352,11 +352,13 @@ struct PackKMajor {
   }
 };
 
-/// An operand of the TF32 tile as TMA needs it: rows of K contiguous, a 16-byte aligned base and
-/// pitch. True when it already is (no copy).
+/// An operand of the TF32 tile as TMA needs it: rows of K contiguous, a 16-byte aligned base and a
+/// pitch of whole 16-byte vectors, at least K (a pitch of 0, one row repeated, is packed). True when
+/// it already is (no copy).
 template <class T>
-bool k_major_for_tma(const T* data, int64_t k_stride, int64_t row_pitch) {
-  return k_stride == 1 && reinterpret_cast<uintptr_t>(data) % 16 == 0 && (row_pitch * int64_t(sizeof(T))) % 16 == 0;
+bool k_major_for_tma(const T* data, int64_t k_stride, int64_t row_pitch, int64_t k) {
+  return k_stride == 1 && reinterpret_cast<uintptr_t>(data) % 16 == 0 &&
+         (row_pitch * int64_t(sizeof(T))) % 16 == 0 && row_pitch >= k;
 }
 
 /// Launches PackKMajor: `rows` x `cols` of src (strides rs, cs) into dst with `pitch`.
@@ -404,8 +406,8 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   if constexpr (F::kTf32) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
     const int64_t pitch = (p.K + 3) / 4 * 4;  // K rounded up to 16 bytes
-    const bool a_ok = k_major_for_tma(p.a.data, p.a.cs, p.a.rs) || p.K == 0;
-    const bool b_ok = k_major_for_tma(p.b.data, p.b.rs, p.b.cs) || p.K == 0;
+    const bool a_ok = k_major_for_tma(p.a.data, p.a.cs, p.a.rs, p.K) || p.K == 0;
+    const bool b_ok = k_major_for_tma(p.b.data, p.b.rs, p.b.cs, p.K) || p.K == 0;
     const std::size_t a_elems = a_ok ? 0 : std::size_t(p.M * pitch), b_elems = b_ok ? 0 : std::size_t(p.N * pitch);
     const std::size_t a_bytes = (a_elems * sizeof(T) + 255) / 256 * 256;
     if (a_elems + b_elems > 0) {
