@@ -31,10 +31,11 @@ struct DefaultRow {
 // f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
 // (kernels/matmul_mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
-// Where the 128x128 warpgroup tile gives fewer teams than SMs (f16 1024^3: 64 teams on 132 SMs), the
-// 64x64 mma.sync tile, 4x the teams: H100 f16 1024^3 68.7 TFLOP/s against 48.7 for 128x128 and 54.3
-// for a one-warpgroup 64x128 wgmma tile (not kept), 512^3 12.4 against 7.4 (docs/perf-notes.md
-// section 12).
+// Where even the 64x128 warp-specialised tile below leaves half the SMs idle (512^3), the 64x64
+// mma.sync tile: H100 f16 512^3 12.4 TFLOP/s against 7.4 for 128x128 (docs/perf-notes.md section
+// 12; the 64x128 ws tile ran 12.9 there in session 9, within noise). The 128x128 `_wg` tile above
+// stays the shape-free default (default_matmul_config without sizes); with sizes, `auto` on a
+// Hopper now takes the ws tiles or this one (section 16).
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
 // Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
 // producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
