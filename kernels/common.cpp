@@ -98,6 +98,7 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
   if (elem_bytes != 2 && elem_bytes != 4) return "elements of 2 or 4 bytes only";
   if ((pitch * elem_bytes) % 16 != 0) return "row pitch not a multiple of 16 bytes";
   if (inner < 1 || outer < 1 || inner > INT32_MAX || outer > INT32_MAX) return "a dimension outside 1..2^31-1";
+  if (pitch < inner) return "row pitch under the row length (a stride of 0 repeats a row)";
   if (box_outer < 1 || box_outer > 256) return "box outside 1..256 rows";
   // The driver's encoder, through the runtime (no link against libcuda).
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {

@@ -22,6 +22,8 @@ struct Case {
   bool b_col = false, trans_b = false;
   bool c_col = false;
   int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // extra elements per leading dimension
+  bool a_row_repeated = false;  // A stored as one row of K elements, row stride 0 (layout fields ignored)
+  bool b_col_repeated = false;  // B stored as one column of K elements, column stride 0
   double alpha = 1.0, beta = 0.0;
   Epilogue ep;
   Math math = Math::ieee;           // f32 inputs: tf32 lets TF32 tiles run (and loosens the tolerance)
@@ -31,10 +33,11 @@ struct Case {
   uint64_t seed = 7;
 
   std::string describe() const {
-    return fmt::format("{}x{}x{} A:{}{}+{} B:{}{}+{} C:{}+{} alpha={} beta={} ep={} math={} cfg={}", M, N, K,
-                       a_col ? "col" : "row", trans_a ? "T" : "", pad_a, b_col ? "col" : "row",
-                       trans_b ? "T" : "", pad_b, c_col ? "col" : "row", pad_c, alpha, beta, ep.name(),
-                       math_name(math), cfg ? cfg->name() : "default");
+    return fmt::format("{}x{}x{} A:{}{}+{}{} B:{}{}+{}{} C:{}+{} alpha={} beta={} ep={} math={} cfg={}", M, N, K,
+                       a_col ? "col" : "row", trans_a ? "T" : "", pad_a, a_row_repeated ? " (rs 0)" : "",
+                       b_col ? "col" : "row", trans_b ? "T" : "", pad_b, b_col_repeated ? " (cs 0)" : "",
+                       c_col ? "col" : "row", pad_c, alpha, beta, ep.name(), math_name(math),
+                       cfg ? cfg->name() : "default");
   }
 };
 
@@ -66,8 +69,11 @@ MatmulConfig default_config() {
 template <class TIn, class TOut>
 Outcome run_case(const Case& c) {
   using compute = typename TypeTraits<TIn>::compute;
-  const Layout2D la = layout2d(c.trans_a ? c.K : c.M, c.trans_a ? c.M : c.K, c.a_col, c.pad_a);
-  const Layout2D lb = layout2d(c.trans_b ? c.N : c.K, c.trans_b ? c.K : c.N, c.b_col, c.pad_b);
+  // A repeated row (B repeated column): K elements, a stride of 0 between rows (columns).
+  const Layout2D la = c.a_row_repeated ? Layout2D{c.M, c.K, 0, 1, c.K}
+                                       : layout2d(c.trans_a ? c.K : c.M, c.trans_a ? c.M : c.K, c.a_col, c.pad_a);
+  const Layout2D lb = c.b_col_repeated ? Layout2D{c.K, c.N, 1, 0, c.K}
+                                       : layout2d(c.trans_b ? c.N : c.K, c.trans_b ? c.K : c.N, c.b_col, c.pad_b);
   const Layout2D lc = layout2d(c.M, c.N, c.c_col, c.pad_c);
 
   Kokkos::View<TIn*> A("A", la.elems), B("B", lb.elems);
@@ -86,8 +92,8 @@ Outcome run_case(const Case& c) {
   p.K = c.K;
   StridedMatrix<const TIn> a{A.data(), la.rows, la.cols, la.rs, la.cs};
   StridedMatrix<const TIn> b{B.data(), lb.rows, lb.cols, lb.rs, lb.cs};
-  p.a = c.trans_a ? a.transposed() : a;
-  p.b = c.trans_b ? b.transposed() : b;
+  p.a = c.trans_a && !c.a_row_repeated ? a.transposed() : a;
+  p.b = c.trans_b && !c.b_col_repeated ? b.transposed() : b;
   p.c = {C.data(), lc.rows, lc.cols, lc.rs, lc.cs};
   p.alpha = static_cast<compute>(c.alpha);
   p.beta = static_cast<compute>(c.beta);

@@ -155,6 +155,31 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
   }
 }
 
+TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
+  // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
+  // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised
+  // tiles no TMA map can describe it: f16/bf16 take the cp.async producer, TF32 packs the operand.
+  std::vector<std::string> seen;
+  for (const MatmulConfig& cfg : menu_configs()) {
+    if (std::find(seen.begin(), seen.end(), cfg.tile_name()) != seen.end()) continue;
+    seen.push_back(cfg.tile_name());
+    if (!check_matmul(MatmulProblem<typename TestFixture::TIn, typename TestFixture::TOut>{}, cfg).empty()) continue;
+    for (int which = 0; which < 3; ++which) {  // A's row repeated, B's column repeated, both
+      Case c;
+      c.M = 200, c.N = 264, c.K = 712;
+      c.a_row_repeated = which != 1;
+      c.b_col_repeated = which != 0;
+      c.b_col = c.c_col = true;
+      c.beta = 0.5;
+      c.cfg = cfg;
+      this->expect_matches(c);
+      if (cfg.ws) {
+        EXPECT_EQ(last_ws_loads().rfind("cp.async: ", 0), 0u) << c.describe() << ": " << last_ws_loads();
+      }
+    }
+  }
+}
+
 TYPED_TEST(MatmulTyped, EveryLayoutTransposeAndStrideMatchesReference) {
   for (int bits = 0; bits < 32; ++bits) {
     Case c;
@@ -383,6 +408,25 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilePacksOperandsThatAreNotKMajor) {
       expect_tf32_matches(c);
       const bool k_major = !c.a_col && c.b_col && !odd_pitch;  // A row-major and B column-major: both along K
       EXPECT_EQ(last_ws_loads(), k_major ? "tma" : "tma (packed)") << c.describe();
+    }
+  }
+}
+
+TEST(MatmulTf32, WarpSpecialisedTf32TilePacksARepeatedRowOrColumn) {
+  // A row pitch of 0 (one row of op(A) or one column of op(B) repeated) is no TMA map: packed.
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& c : tf32_tile_configs())
+    if (c.ws) ws.push_back(c);
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    for (int which = 0; which < 3; ++which) {
+      Case c;
+      c.M = 200, c.N = 264, c.K = 712;
+      c.a_row_repeated = which != 1;
+      c.b_col_repeated = which != 0;
+      c.cfg = cfg;
+      expect_tf32_matches(c);
+      EXPECT_EQ(last_ws_loads(), "tma (packed)") << c.describe();
     }
   }
 }
