@@ -177,6 +177,47 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
 /// products and the switch over every activation, that epilogue was ~100 KB of code run once per
 /// tile, and Nsight Compute showed 'no instruction' (instruction-cache misses) as the largest stall
 /// where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per issued instruction; 0.9 at K = 65536).
+/// Two f32 values rounded to one packed pair of 16-bit floats (TOut f16 or bf16), `lo` in the low
+/// half: one cvt.rn.{f16,bf16}x2.f32 (its first source goes to the upper half) for two elements.
+template <class TOut>
+__device__ inline uint32_t pack_pair_rn(float lo, float hi) {
+  uint32_t r;
+  if constexpr (std::is_same<TOut, f16>::value)
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// The activation of two adjacent outputs of a 16-bit C, rounded and packed. gelu, 0.5 x (1 + tanh u)
+/// with u = x (C0 + C1 x^2), takes its tanh on the packed pair (tanh.approx.{f16,bf16}x2: one MUFU
+/// operation for two elements, where the f32 form x / (1 + 2^w) takes two per element: ex2 and rcp
+/// at a quarter of the FMA rate were most of the fused epilogue's cost, perf notes section 17) and
+/// the final h + h tanh u (h = x / 2) as one packed fma; its error (~2^-11 of x) is below the 16-bit
+/// output's rounding (f16 2^-11 relative, bf16 2^-8). x is clamped at -65504 first so that h stays
+/// finite in f16 (below it gelu is -0: h - h = 0, where an infinite h would give NaN).
+template <Activation ACT, class TOut>
+__device__ inline uint32_t activate_pair(float x0, float x1) {
+  if constexpr (ACT == Activation::gelu) {
+    constexpr float C0 = 0.7978845608028654f;   // sqrt(2 / pi)
+    constexpr float C1 = 0.03567740813636141f;  // C0 x 0.044715
+    if constexpr (std::is_same<TOut, f16>::value) x0 = fmaxf(x0, -65504.0f), x1 = fmaxf(x1, -65504.0f);
+    const uint32_t u = pack_pair_rn<TOut>(x0 * fmaf(C1, x0 * x0, C0), x1 * fmaf(C1, x1 * x1, C0));
+    const uint32_t h = pack_pair_rn<TOut>(0.5f * x0, 0.5f * x1);
+    uint32_t t, y;
+    if constexpr (std::is_same<TOut, f16>::value) {
+      asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(u));
+      asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+    } else {
+      asm("tanh.approx.bf16x2 %0, %1;" : "=r"(t) : "r"(u));
+      asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+    }
+    return y;
+  } else {
+    return pack_pair_rn<TOut>(activate_fixed<ACT>(x0), activate_fixed<ACT>(x1));
+  }
+}
+
 template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                             int64_t r0, int64_t c0, const float* tile_bias) {
@@ -185,16 +226,42 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
   const float alpha = p.alpha, beta = p.beta;
   const bool use_beta = beta != 0.0f;
   const float* bias = tile_bias ? tile_bias : p.bias ? p.bias + c0 : nullptr;
+  if constexpr (sizeof(TOut) == 2) {
+    // 16-bit C: the two adjacent columns a lane holds per row (v = 0, 1 and 2, 3) are finished as one
+    // packed pair: one conversion (and one tanh for gelu) per two elements, one 4-byte store where
+    // C is row-major (the pair contiguous; c0 is even, so aligned when the base and pitch are).
+    const bool pair_store = cs == 1 && (reinterpret_cast<uintptr_t>(base) % 4 == 0) && (p.c.rs % 2 == 0);
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    TOut* const col = base + j * 8 * cs;
+    for (int j = 0; j < BN / 8; ++j) {
+      TOut* const col = base + j * 8 * cs;
 #pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
-      float x = alpha * acc[j * 4 + v];
-      if (use_beta) x += beta * convert<float>(*out);
-      if (bias) x += bias[j * 8 + v % 2];
-      *out = convert<TOut>(activate_fixed<ACT>(x));
+      for (int h = 0; h < 2; ++h) {
+        TOut* const out0 = col + h * rs8;
+        TOut* const out1 = out0 + cs;
+        float x0 = alpha * acc[j * 4 + 2 * h], x1 = alpha * acc[j * 4 + 2 * h + 1];
+        if (use_beta) x0 += beta * convert<float>(*out0), x1 += beta * convert<float>(*out1);
+        if (bias) x0 += bias[j * 8], x1 += bias[j * 8 + 1];
+        const uint32_t y = activate_pair<ACT, TOut>(x0, x1);
+        if (pair_store) {
+          *reinterpret_cast<uint32_t*>(out0) = y;
+        } else {
+          *out0 = TOut::from_bits(uint16_t(y & 0xffffu));
+          *out1 = TOut::from_bits(uint16_t(y >> 16));
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      TOut* const col = base + j * 8 * cs;
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
+        float x = alpha * acc[j * 4 + v];
+        if (use_beta) x += beta * convert<float>(*out);
+        if (bias) x += bias[j * 8 + v % 2];
+        *out = convert<TOut>(activate_fixed<ACT>(x));
+      }
     }
   }
 }
