@@ -63,12 +63,28 @@ KOKKOS_INLINE_FUNCTION void team_tile_origin(int league_rank, int group_m, int t
   n0 = int64_t(tile_n) * BN;
 }
 
+#if defined(__CUDA_ARCH__)
+// The start of CUDA's dynamic shared memory, where Kokkos places level-0 team scratch.
+extern __shared__ __align__(16) unsigned char tilekit_dynamic_smem[];
+#endif
+
 /// The team's level-`level` scratch of `bytes` (which include 15 bytes of slack), as T aligned up
 /// to 16 bytes for vector reads.
+///
+/// CUDA, level 0: Kokkos hands the scratch out as a generic pointer, which nvcc reads and writes
+/// with generic instructions (LD.E/ST.E: 64-bit addresses, the generic-to-shared window check, a
+/// longer latency; Nsight Compute's source view of the f32 SIMT kernel showed its micro-kernel
+/// reading scratch so). The same address rebuilt as an offset from a __shared__ symbol lets the
+/// compiler see the address space and emit LDS/STS with 32-bit addresses. Level 1 is global memory.
 template <class T, class Member>
 KOKKOS_INLINE_FUNCTION T* team_scratch_aligned16(const Member& team, std::size_t bytes, int level) {
   char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(bytes));
-  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15);
+#if defined(__CUDA_ARCH__)
+  if (level == 0)
+    return reinterpret_cast<T*>(tilekit_dynamic_smem + (aligned - reinterpret_cast<uintptr_t>(tilekit_dynamic_smem)));
+#endif
+  return reinterpret_cast<T*>(aligned);
 }
 
 /// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill

@@ -286,6 +286,14 @@ struct Sm90WgmmaWsMatmul {
       for (int t = first; t < tiles_m * tiles_n; t += stride) {
         int64_t m0, n0;
         tile_origin(t, m0, n0);
+        // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
+        // memory in the epilogue itself, its loads (an L2 latency each, 32 in a row per thread: the
+        // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
+        // Copied before the main loop, whose first wait for the producer covers the load's latency
+        // (after it, that latency was exposed once per tile).
+        float* const tile_bias = bias_stage + c * BN;
+        if (p.bias)
+          for (int q = tid % 128; q < BN; q += 128) tile_bias[q] = n0 + q < p.N ? p.bias[n0 + q] : 0.0f;
         float acc[BN / 2];
 #pragma unroll
         for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
@@ -295,14 +303,7 @@ struct Sm90WgmmaWsMatmul {
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
-        // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
-        // memory in the epilogue itself, its loads (an L2 latency each, 32 in a row per thread: the
-        // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
-        float* const tile_bias = bias_stage + c * BN;
-        if (p.bias) {
-          for (int q = tid % 128; q < BN; q += 128) tile_bias[q] = n0 + q < p.N ? p.bias[n0 + q] : 0.0f;
-          consumer_barrier_sync<kConsumers>(c);
-        }
+        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias copies visible to the warpgroup
         store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
         if (p.bias) consumer_barrier_sync<kConsumers>(c);  // read by all before the next tile's copy
       }
