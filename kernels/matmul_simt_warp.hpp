@@ -213,7 +213,7 @@ struct SimtWarpMatmul {
 
   // The micro-kernel's k loop is unrolled by 2 (1 with 128 accumulators): fully unrolled, the
   // scheduler hoists the scratch reads of every k and the registers exceed the launch bounds.
-  static constexpr int kUnrollK = TM * TN >= 128 ? 1 : 2;
+  static constexpr int kUnrollK = 2;
   // 16-byte accesses of C in the epilogue: tiles of at most 64 accumulators (the shallow-K tiles,
   // whose cost is the store of C); the 128-accumulator tiles keep element stores (section 11).
   static constexpr bool kVectorEpilogue = TM * TN <= 64;

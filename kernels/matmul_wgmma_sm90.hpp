@@ -226,41 +226,66 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
   const float alpha = p.alpha, beta = p.beta;
   const bool use_beta = beta != 0.0f;
   const float* bias = tile_bias ? tile_bias : p.bias ? p.bias + c0 : nullptr;
+  // In groups of kGroup n8 blocks, two phases: the group's output values first (C read where beta
+  // != 0, bias read, activation), then its stores. Interleaved, each value's bias (or C) read had to
+  // wait for the store before it (the compiler cannot tell that they do not alias), so the epilogue
+  // ran one dependency chain after the other; gelu's chain (multiply-adds, conversion, MUFU tanh,
+  // packed fma) is ~80 cycles, and where a scheduler has one consumer warp (the 64x128 tile at
+  // 1024^3) nothing else hid it. Whole-tile phases let the compiler hoist every load: spills.
+  // BN = 256: groups of 1 (the 168-register ws tile spilled 88 bytes with them, 160 with groups of 2,
+  // 348 with 4; its two consumer warpgroups give each scheduler two warps to interleave).
+  constexpr int kGroup = BN >= 256 ? 1 : 4;
+  static_assert((BN / 8) % kGroup == 0, "whole groups of n8 blocks");
   if constexpr (sizeof(TOut) == 2) {
     // 16-bit C: the two adjacent columns a lane holds per row (v = 0, 1 and 2, 3) are finished as one
     // packed pair: one conversion (and one tanh for gelu) per two elements, one 4-byte store where
     // C is row-major (the pair contiguous; c0 is even, so aligned when the base and pitch are).
     const bool pair_store = cs == 1 && (reinterpret_cast<uintptr_t>(base) % 4 == 0) && (p.c.rs % 2 == 0);
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      TOut* const col = base + j * 8 * cs;
+    for (int j0 = 0; j0 < BN / 8; j0 += kGroup) {
+      uint32_t y[kGroup][2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        TOut* const out0 = col + h * rs8;
-        TOut* const out1 = out0 + cs;
-        float x0 = alpha * acc[j * 4 + 2 * h], x1 = alpha * acc[j * 4 + 2 * h + 1];
-        if (use_beta) x0 += beta * convert<float>(*out0), x1 += beta * convert<float>(*out1);
-        if (bias) x0 += bias[j * 8], x1 += bias[j * 8 + 1];
-        const uint32_t y = activate_pair<ACT, TOut>(x0, x1);
-        if (pair_store) {
-          *reinterpret_cast<uint32_t*>(out0) = y;
-        } else {
-          *out0 = TOut::from_bits(uint16_t(y & 0xffffu));
-          *out1 = TOut::from_bits(uint16_t(y >> 16));
+      for (int jj = 0; jj < kGroup; ++jj) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int j = j0 + jj;
+          const TOut* const out0 = base + j * 8 * cs + h * rs8;
+          float x0 = alpha * acc[j * 4 + 2 * h], x1 = alpha * acc[j * 4 + 2 * h + 1];
+          if (use_beta) x0 += beta * convert<float>(out0[0]), x1 += beta * convert<float>(out0[cs]);
+          if (bias) x0 += bias[j * 8], x1 += bias[j * 8 + 1];
+          y[jj][h] = activate_pair<ACT, TOut>(x0, x1);
+        }
+      }
+#pragma unroll
+      for (int jj = 0; jj < kGroup; ++jj) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          TOut* const out0 = base + (j0 + jj) * 8 * cs + h * rs8;
+          if (pair_store) {
+            *reinterpret_cast<uint32_t*>(out0) = y[jj][h];
+          } else {
+            out0[0] = TOut::from_bits(uint16_t(y[jj][h] & 0xffffu));
+            out0[cs] = TOut::from_bits(uint16_t(y[jj][h] >> 16));
+          }
         }
       }
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      TOut* const col = base + j * 8 * cs;
+    for (int j0 = 0; j0 < BN / 8; j0 += kGroup) {
+      TOut y[kGroup * 4];
 #pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        TOut* const out = col + (v / 2) * rs8 + (v % 2) * cs;
+      for (int i = 0; i < kGroup * 4; ++i) {
+        const int j = j0 + i / 4, v = i % 4;
         float x = alpha * acc[j * 4 + v];
-        if (use_beta) x += beta * convert<float>(*out);
+        if (use_beta) x += beta * convert<float>(base[j * 8 * cs + (v / 2) * rs8 + (v % 2) * cs]);
         if (bias) x += bias[j * 8 + v % 2];
-        *out = convert<TOut>(activate_fixed<ACT>(x));
+        y[i] = convert<TOut>(activate_fixed<ACT>(x));
+      }
+#pragma unroll
+      for (int i = 0; i < kGroup * 4; ++i) {
+        const int j = j0 + i / 4, v = i % 4;
+        base[j * 8 * cs + (v / 2) * rs8 + (v % 2) * cs] = y[i];
       }
     }
   }
