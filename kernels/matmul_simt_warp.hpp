@@ -211,8 +211,10 @@ struct SimtWarpMatmul {
     }
   }
 
-  // The micro-kernel's k loop is unrolled by 2 (1 with 128 accumulators): fully unrolled, the
-  // scheduler hoists the scratch reads of every k and the registers exceed the launch bounds.
+  // The micro-kernel's k loop is unrolled by 2: fully unrolled, the scheduler hoists the scratch
+  // reads of every k and the registers exceed the launch bounds. The 128-accumulator tiles ran with
+  // no unrolling while scratch went through generic loads (64-bit addresses: 245 registers, unrolled
+  // they spilled); with LDS they fit unrolled by 2 (252 registers, +6% at 4096^3, perf notes 17).
   static constexpr int kUnrollK = 2;
   // 16-byte accesses of C in the epilogue: tiles of at most 64 accumulators (the shallow-K tiles,
   // whose cost is the store of C); the 128-accumulator tiles keep element stores (section 11).
