@@ -111,6 +111,29 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled";
+  // The last kEncoded encodings, by their arguments (the driver's encoder costs microseconds of host
+  // time per map, as much as a 1024^3 kernel's share of a launch).
+  struct Encoded {
+    const void* base;
+    long long inner, outer, pitch;
+    int box_outer, elem_bytes;
+    alignas(64) unsigned char map[128];
+  };
+  constexpr int kEncoded = 64;
+  static std::mutex encoded_mutex;
+  static Encoded encoded[kEncoded];
+  static int encoded_count = 0, encoded_next = 0;
+  {
+    std::lock_guard<std::mutex> lock(encoded_mutex);
+    for (int e = 0; e < encoded_count; ++e) {
+      const Encoded& c = encoded[e];
+      if (c.base == base && c.inner == inner && c.outer == outer && c.pitch == pitch && c.box_outer == box_outer &&
+          c.elem_bytes == elem_bytes) {
+        std::memcpy(out128, c.map, 128);
+        return {};
+      }
+    }
+  }
   const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
   const cuuint64_t strides[1] = {cuuint64_t(pitch) * cuuint64_t(elem_bytes)};  // bytes between rows
   const cuuint32_t box[2] = {cuuint32_t(128 / elem_bytes), cuuint32_t(box_outer)};
@@ -121,6 +144,14 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
+  {
+    std::lock_guard<std::mutex> lock(encoded_mutex);
+    Encoded& c = encoded[encoded_next];
+    c = Encoded{base, inner, outer, pitch, box_outer, elem_bytes, {}};
+    std::memcpy(c.map, out128, 128);
+    encoded_next = (encoded_next + 1) % kEncoded;
+    encoded_count = encoded_count < kEncoded ? encoded_count + 1 : kEncoded;
+  }
   return {};
 #else
   (void)out128, (void)base, (void)inner, (void)outer, (void)pitch, (void)box_outer, (void)elem_bytes;
@@ -161,6 +192,8 @@ struct TensorMapRing {
   unsigned char* host = nullptr;
   cudaEvent_t events[kSlots] = {};
   bool recorded[kSlots] = {};
+  bool filled[kSlots] = {};          // host[i] holds what device[i] holds (or will, in upload_stream order)
+  void* upload_stream[kSlots] = {};  // the stream the slot's copy was issued in
   int next = 0;
   bool hook = false;
 
@@ -183,6 +216,7 @@ struct TensorMapRing {
         return "no CUDA events for the tensor maps";
       }
       recorded[i] = false;
+      filled[i] = false;
     }
     if (!hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
       Kokkos::push_finalize_hook([] {
@@ -204,6 +238,7 @@ struct TensorMapRing {
     if (host) (void)cudaFreeHost(host);
     device = host = nullptr;
     next = 0;
+    for (int i = 0; i < kSlots; ++i) filled[i] = false;
   }
   static TensorMapRing& tensor_map_ring() {
     static TensorMapRing ring;
@@ -219,8 +254,25 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   std::lock_guard<std::mutex> lock(ring.mutex);
   const std::string why = ring.ensure();
   if (!why.empty()) return why;
+  // A slot that already holds these maps is used again without a copy: where it was copied in this
+  // stream, stream order puts the copy first; elsewhere, once the event behind its last kernel has
+  // completed (which follows the copy). Products that repeat their operands (a layer called again,
+  // a benchmark's rotating buffers) then cost no copy and no wait per launch (at 1024^3 the kernel
+  // takes 9 us, a launch timed by events 18; perf notes 17).
+  for (int j = 0; j < TensorMapRing::kSlots; ++j) {
+    if (!ring.filled[j] || std::memcmp(ring.host + j * TensorMapRing::kSlotBytes, maps256, TensorMapRing::kSlotBytes) != 0)
+      continue;
+    if (ring.upload_stream[j] != stream && !(ring.recorded[j] && cudaEventQuery(ring.events[j]) == cudaSuccess)) {
+      (void)cudaGetLastError();  // cudaErrorNotReady
+      continue;
+    }
+    slot.device = ring.device + j * TensorMapRing::kSlotBytes;
+    slot.index = j;
+    return {};
+  }
   const int i = ring.next;
   ring.next = (ring.next + 1) % TensorMapRing::kSlots;
+  ring.filled[i] = false;
   if (ring.recorded[i] && cudaEventSynchronize(ring.events[i]) != cudaSuccess) {
     (void)cudaGetLastError();
     return "a CUDA event of the tensor-map ring failed";
@@ -233,6 +285,8 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
     (void)cudaGetLastError();
     return "copying the tensor maps to the device failed";
   }
+  ring.filled[i] = true;
+  ring.upload_stream[i] = stream;
   slot.device = device;
   slot.index = i;
   return {};

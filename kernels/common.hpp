@@ -59,7 +59,9 @@ struct TensorMapSlot {
   void* device = nullptr;  ///< 256 bytes of device memory holding the maps, or null: no slot (why says)
   int index = -1;
 };
-/// Copies maps[0..255] into a slot in `stream` order (stream: a cudaStream_t); "" or why not.
+/// A slot holding maps[0..255] for a kernel in `stream` (a cudaStream_t): one that already holds
+/// them (copied in this stream, or behind a completed event), else a copy into the next slot in
+/// `stream` order; "" or why not.
 std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMapSlot& slot);
 /// Records, behind the kernel just launched in `stream`, that the slot may be reused after it.
 void release_tensor_map_slot(const TensorMapSlot& slot, void* stream);
