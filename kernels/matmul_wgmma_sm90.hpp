@@ -170,13 +170,6 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
   wgmma_commit();
 }
 
-/// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation fixed
-/// at compile time: per accumulator a multiply, the beta and bias terms where present, the
-/// activation, a conversion and a store at an address one add from the last. Why not
-/// store_c_element for these: inlined 128 times (BN = 256) with its bounds checks, 64-bit index
-/// products and the switch over every activation, that epilogue was ~100 KB of code run once per
-/// tile, and Nsight Compute showed 'no instruction' (instruction-cache misses) as the largest stall
-/// where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per issued instruction; 0.9 at K = 65536).
 /// Two f32 values rounded to one packed pair of 16-bit floats (TOut f16 or bf16), `lo` in the low
 /// half: one cvt.rn.{f16,bf16}x2.f32 (its first source goes to the upper half) for two elements.
 template <class TOut>
@@ -218,6 +211,13 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
   }
 }
 
+/// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation fixed
+/// at compile time: per accumulator a multiply, the beta and bias terms where present, the
+/// activation, a conversion and a store at an address one add from the last. Why not
+/// store_c_element for these: inlined 128 times (BN = 256) with its bounds checks, 64-bit index
+/// products and the switch over every activation, that epilogue was ~100 KB of code run once per
+/// tile, and Nsight Compute showed 'no instruction' (instruction-cache misses) as the largest stall
+/// where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per issued instruction; 0.9 at K = 65536).
 template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                             int64_t r0, int64_t c0, const float* tile_bias) {
