@@ -124,7 +124,9 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     const float w = x * (K1 * (x * x) + K0);
     float wc = w < 126.0f ? w : 126.0f;  // (two selects: GCC vectorizes these, not a nested ?:)
     wc = wc > -126.0f ? wc : -126.0f;    // NaN -> -126 (x stays NaN)
-    const float nf = std::floor(wc + 0.5f);  // round(wc), in -126 .. 126
+    // round(wc) by the 1.5 * 2^23 trick (to nearest even; exact for |wc| < 2^22): GCC 12 vectorizes
+    // it, not std::floor (whose call kept the whole host epilogue loop scalar).
+    const float nf = (wc + 12582912.0f) - 12582912.0f;  // in -126 .. 126
     const int n = int(nf);
     const float f = wc - nf;
     float p2 = 1.5403530393381606e-4f;  // ln(2)^k / k!, k = 6 .. 0
