@@ -191,3 +191,22 @@ TEST(Activation, MatchesTheTextbookFormulas) {
                 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))), 1e-15);
   }
 }
+
+TEST(Gelu, HostF32FormMatchesTheTanhFormulaEverywhere) {
+  // activate_fixed<gelu> on the host: x / (1 + 2^w) with 2^w from a polynomial and round(w) by the
+  // 1.5 * 2^23 trick (the form the vectorized host epilogue runs). Against the tanh formula in double
+  // over a dense sweep and the extremes: absolute error within 1e-6 + 2e-7 |gelu|, limits exact.
+  auto exact = [](double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); };
+  double worst = 0.0;
+  for (int i = -300000; i <= 300000; ++i) {
+    const float x = float(i) * 1e-4f;  // -30 .. 30
+    const double ref = exact(double(x));
+    const double got = double(activate_fixed<Activation::gelu>(x));
+    worst = std::max(worst, std::abs(got - ref) / (1e-6 + 2e-7 * std::abs(ref)));
+  }
+  EXPECT_LE(worst, 1.0);
+  for (float x : {60.0f, 1e4f, 3e38f}) EXPECT_EQ(activate_fixed<Activation::gelu>(x), x) << x;
+  for (float x : {-60.0f, -1e4f, -3e38f}) EXPECT_LE(std::abs(activate_fixed<Activation::gelu>(x)), 1e-30f) << x;
+  EXPECT_EQ(activate_fixed<Activation::gelu>(0.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(activate_fixed<Activation::gelu>(std::numeric_limits<float>::quiet_NaN())));
+}
