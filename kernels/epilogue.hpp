@@ -123,7 +123,7 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     constexpr float K0 = -2.302208198144325f, K1 = -0.1029432395800235f;
     const float w = x * (K1 * (x * x) + K0);
     float wc = w < 126.0f ? w : 126.0f;  // (two selects: GCC vectorizes these, not a nested ?:)
-    wc = wc > -126.0f ? wc : -126.0f;    // NaN -> -126 (x stays NaN)
+    wc = wc > -126.0f ? wc : -126.0f;    // NaN -> 126 (x stays NaN)
     // round(wc) by the 1.5 * 2^23 trick (to nearest even; exact for |wc| < 2^22): GCC 12 vectorizes
     // it, not std::floor (whose call kept the whole host epilogue loop scalar).
     const float nf = (wc + 12582912.0f) - 12582912.0f;  // in -126 .. 126
@@ -139,7 +139,7 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     const uint32_t bits = uint32_t(n + 127) << 23;
     float scale;
     std::memcpy(&scale, &bits, sizeof scale);
-    // Past the clamp (w > 126: x below about -4.4), gelu is below 1e-37 in magnitude: x * 0 there
+    // Past the clamp (w > 126: x below about -10), gelu is below 1e-37 in magnitude: x * 0 there
     // (x / (1 + 2^126 p) would leave |x| / 2^126, not small for |x| near the f32 maximum).
     return w > 126.0f ? x * 0.0f : x / (1.0f + p2 * scale);
 #endif
