@@ -115,13 +115,15 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
     return x * r;
 #else
-  } else if constexpr (ACT == Activation::gelu && std::is_same<T, float>::value) {
-    // Host (and HIP): the same x / (1 + 2^w), 2^w from its exponent bits and a degree-6 Taylor
+  } else if constexpr ((ACT == Activation::gelu || ACT == Activation::silu) && std::is_same<T, float>::value) {
+    // Host (and HIP): gelu as the same x / (1 + 2^w), w = x (K0 + K1 x^2), and silu, x sigmoid(x), as
+    // x / (1 + 2^w) with w = -x log2(e); 2^w from its exponent bits and a degree-6 Taylor
     // polynomial of 2^f, |f| <= 1/2 (truncation 1.2e-7, ~2 ulps): multiply-adds and one division
-    // instead of a call of tanhf (~8 ns an element on the 2-core EPYC, 4x a 256^3 product).
-    // w is clamped to +-126 (2^w normal): below -126, gelu is x; above 126, 0 (below 1e-37).
+    // instead of a call of tanhf or expf (tanhf: ~8 ns an element on the 2-core EPYC, 4x a 256^3
+    // product), in a form GCC vectorizes (perf notes 18).
+    // w is clamped to +-126 (2^w normal): below -126 the result is x; above 126, 0 (below 1e-36).
     constexpr float K0 = -2.302208198144325f, K1 = -0.1029432395800235f;
-    const float w = x * (K1 * (x * x) + K0);
+    const float w = ACT == Activation::gelu ? x * (K1 * (x * x) + K0) : x * -1.4426950408889634f;
     float wc = w < 126.0f ? w : 126.0f;  // (two selects: GCC vectorizes these, not a nested ?:)
     wc = wc > -126.0f ? wc : -126.0f;    // NaN -> 126 (x stays NaN)
     // round(wc) by the 1.5 * 2^23 trick (to nearest even; exact for |wc| < 2^22): GCC 12 vectorizes
@@ -139,8 +141,9 @@ KOKKOS_FORCEINLINE_FUNCTION T activate_fixed(T x) {
     const uint32_t bits = uint32_t(n + 127) << 23;
     float scale;
     std::memcpy(&scale, &bits, sizeof scale);
-    // Past the clamp (w > 126: x below about -10), gelu is below 1e-37 in magnitude: x * 0 there
-    // (x / (1 + 2^126 p) would leave |x| / 2^126, not small for |x| near the f32 maximum).
+    // Past the clamp (w > 126: gelu's x below about -10, silu's below -87), the result is below
+    // 1e-36 in magnitude: x * 0 there (x / (1 + 2^126 p) would leave |x| / 2^126, not small for |x|
+    // near the f32 maximum).
     return w > 126.0f ? x * 0.0f : x / (1.0f + p2 * scale);
 #endif
   } else {

@@ -201,11 +201,11 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, T
       return convert<TOut>(v * select_bits(v > compute(0), compute(1), compute(kLeakyReluSlope)));
     else return convert<TOut>(activate_fixed<ACT>(v));
   };
-  if constexpr (ACT == Activation::gelu && std::is_same<compute, float>::value) {
+  if constexpr ((ACT == Activation::gelu || ACT == Activation::silu) && std::is_same<compute, float>::value) {
     if (c.cs == 1) {
       // Rows contiguous (a row-major C, or the transposed product the host kernel computes for a
       // column-major one): each row's values in a local array first, in separate loops, then the
-      // stores. GCC vectorizes these (the gelu loop 16 lanes wide); interleaved with the stores
+      // stores. GCC vectorizes these (gelu's and silu's loops 16 lanes wide); interleaved with the stores
       // through C's pointer (possible aliases) the loop stayed scalar: gelu ran ~30 cycles an element.
       for (int i = 0; i < TM; ++i) {
         TOut* const row = c.data + (mi + i) * c.rs + nj;

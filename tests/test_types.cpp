@@ -210,3 +210,20 @@ TEST(Gelu, HostF32FormMatchesTheTanhFormulaEverywhere) {
   EXPECT_EQ(activate_fixed<Activation::gelu>(0.0f), 0.0f);
   EXPECT_TRUE(std::isnan(activate_fixed<Activation::gelu>(std::numeric_limits<float>::quiet_NaN())));
 }
+
+TEST(Silu, HostF32FormMatchesTheFormulaEverywhere) {
+  // activate_fixed<silu> on the host: x / (1 + 2^(-x log2 e)) through the same polynomial 2^w.
+  auto exact = [](double x) { return x / (1.0 + std::exp(-x)); };
+  double worst = 0.0;
+  for (int i = -1000000; i <= 1000000; ++i) {
+    const float x = float(i) * 1e-4f;  // -100 .. 100
+    const double ref = exact(double(x));
+    const double got = double(activate_fixed<Activation::silu>(x));
+    worst = std::max(worst, std::abs(got - ref) / (1e-6 + 2e-7 * std::abs(ref)));
+  }
+  EXPECT_LE(worst, 1.0);
+  for (float x : {100.0f, 1e4f, 3e38f}) EXPECT_EQ(activate_fixed<Activation::silu>(x), x) << x;
+  for (float x : {-100.0f, -1e4f, -3e38f}) EXPECT_LE(std::abs(activate_fixed<Activation::silu>(x)), 1e-30f) << x;
+  EXPECT_EQ(activate_fixed<Activation::silu>(0.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(activate_fixed<Activation::silu>(std::numeric_limits<float>::quiet_NaN())));
+}
