@@ -145,8 +145,16 @@ struct SimtWarpMatmul {
     }
     KOKKOS_INLINE_FUNCTION void advance() { ptr += step; }
 
-    /// The current K step (k_left values of K left from its start); full: no masks.
+    /// The current K step (k_left values of K left from its start); full: no masks. Interior steps
+    /// (full) take one branch to straight-line loads; a test per vector cost a branch region per
+    /// vector (BSSY/BSYNC in the SASS) in every K step of every team (perf notes 19).
     KOKKOS_INLINE_FUNCTION void load(compute (&reg)[S::kVecs][V], int64_t k_left, bool full, int tid) const {
+      if (full) load_step<true>(reg, k_left, tid);
+      else load_step<false>(reg, k_left, tid);
+    }
+
+    template <bool kFull>
+    KOKKOS_INLINE_FUNCTION void load_step(compute (&reg)[S::kVecs][V], int64_t k_left, int tid) const {
       TILEKIT_UNROLL
       for (int q = 0; q < S::kVecs; ++q) {
         if constexpr (!kVector) {
@@ -155,14 +163,14 @@ struct SimtWarpMatmul {
           TILEKIT_UNROLL
           for (int v = 0; v < V; ++v) {
             const int rr = along_r ? r0 + v : r0, kk = along_r ? k0 : k0 + v;
-            reg[q][v] = (full || (rr < rows_left && kk < k_left)) ? convert<compute>(ptr[rr * sr + kk * sk])
-                                                                   : compute(0);
+            reg[q][v] = (kFull || (rr < rows_left && kk < k_left)) ? convert<compute>(ptr[rr * sr + kk * sk])
+                                                                    : compute(0);
           }
         } else {
           const int rq = r + q * QR, kq = k + q * QK;
           const TIn* src = ptr + q * qstride;
-          const bool whole = full || (MODE == Mode::vec_r ? (rq + V <= rows_left && kq < k_left)
-                                                          : (rq < rows_left && kq + V <= k_left));
+          const bool whole = kFull || (MODE == Mode::vec_r ? (rq + V <= rows_left && kq < k_left)
+                                                           : (rq < rows_left && kq + V <= k_left));
           if (whole) {
             const InVec<V> x = *reinterpret_cast<const InVec<V>*>(src);
             TILEKIT_UNROLL
@@ -211,11 +219,6 @@ struct SimtWarpMatmul {
     }
   }
 
-  // The micro-kernel's k loop is unrolled by 2: fully unrolled, the scheduler hoists the scratch
-  // reads of every k and the registers exceed the launch bounds. The 128-accumulator tiles ran with
-  // no unrolling while scratch went through generic loads (64-bit addresses: 245 registers, unrolled
-  // they spilled); with LDS they fit unrolled by 2 (252 registers, +6% at 4096^3, perf notes 17).
-  static constexpr int kUnrollK = 2;
   // 16-byte accesses of C in the epilogue: tiles of at most 64 accumulators (the shallow-K tiles,
   // whose cost is the store of C); the 128-accumulator tiles keep element stores (section 11).
   static constexpr bool kVectorEpilogue = TM * TN <= 64;
@@ -232,18 +235,39 @@ struct SimtWarpMatmul {
     }
   }
 
-  // acc += As(:, the thread's rows) x Bs(:, its columns) over the staged BK depth.
-  KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, compute (&acc)[TM][TN]) {
-    TILEKIT_UNROLL_BY(kUnrollK)
-    for (int k = 0; k < BK; ++k) {
-      compute av[TM], bv[TN];
-      read_lane_values<LANES_M * SUB>(As + k * AS_LD, av);
-      read_lane_values<LANES_N * SUB>(Bs + k * BS_LD, bv);
+  /// A lane's operands of one k: TM values of A, TN of B.
+  struct Fragment {
+    compute a[TM], b[TN];
+  };
+  KOKKOS_INLINE_FUNCTION static void read_fragment(const compute* As, const compute* Bs, int k, Fragment& f) {
+    read_lane_values<LANES_M * SUB>(As + k * AS_LD, f.a);
+    read_lane_values<LANES_N * SUB>(Bs + k * BS_LD, f.b);
+  }
+  KOKKOS_INLINE_FUNCTION static void rank1_update(const Fragment& f, compute (&acc)[TM][TN]) {
+    TILEKIT_UNROLL
+    for (int i = 0; i < TM; ++i) {
       TILEKIT_UNROLL
-      for (int i = 0; i < TM; ++i) {
-        TILEKIT_UNROLL
-        for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
-      }
+      for (int j = 0; j < TN; ++j) acc[i][j] += f.a[i] * f.b[j];
+    }
+  }
+
+  // acc += As(:, the thread's rows) x Bs(:, its columns) over the staged BK depth, k in pairs with
+  // the fragments double-buffered: the reads of k + 1 are issued before the FMAs of k, and those of
+  // k + 2 before the FMAs of k + 1, so the loop's back edge carries the next pair's first fragment
+  // (without that, every pair began with its reads and the first FMA waited for them: ncu put 13%
+  // of the kernel's stall samples on that FMA, perf notes 19). The last pair reads k = 0 again (in
+  // bounds, unused) instead of a branch. The pair loop is not unrolled further: fully unrolled, the
+  // scheduler hoists the reads of every k and the 128-accumulator tiles exceed their registers.
+  static_assert(BK % 2 == 0, "the micro-kernel walks k in pairs");
+  KOKKOS_INLINE_FUNCTION static void micro_kernel(const compute* As, const compute* Bs, compute (&acc)[TM][TN]) {
+    Fragment f0, f1;
+    read_fragment(As, Bs, 0, f0);
+    TILEKIT_UNROLL_BY(1)
+    for (int k = 0; k < BK; k += 2) {
+      read_fragment(As, Bs, k + 1, f1);
+      rank1_update(f0, acc);
+      read_fragment(As, Bs, (k + 2) % BK, f0);
+      rank1_update(f1, acc);
     }
   }
 
