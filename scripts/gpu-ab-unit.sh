@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs ON THE GPU MACHINE after scripts/gpu-build.sh build: builds a second `tilekit` app whose one
+# kernel unit is compiled with extra flags (an A/B of a compile-time variant inside one device call,
+# without a second full build), and prints its path.
+#
+#   scripts/gpu-ab-unit.sh <unit> "<flags>" <out-app>
+#   e.g. scripts/gpu-ab-unit.sh matmul_f32 "-DTILEKIT_SOME_VARIANT=0" /tmp/tk-A
+#
+# <unit>: a generated kernel unit of build/cuda (CMakeFiles/tilekit_kernels.dir/gen/<unit>.cpp.o).
+# The unit is compiled by its own ninja command plus <flags>, then the kernels archive and the app
+# are re-made by their own commands, run by hand: `ninja tilekit` after swapping the object rebuilt
+# it from source (ninja's log records the object), so every variant timed the same code (perf notes
+# 19). build/cuda is restored afterwards (the unit's normal object, archive and app).
+set -euo pipefail
+cd "$(dirname "$0")/../build/cuda"
+unit=$1 flags=$2 out=$3
+obj=CMakeFiles/tilekit_kernels.dir/gen/$unit.cpp.o
+[ -f "$obj" ] || { echo "gpu-ab-unit: no $obj in build/cuda (run scripts/gpu-build.sh build first)" >&2; exit 2; }
+cmd=$(ninja -t commands "$obj" | tail -1)
+archive=$(ninja -t commands libtilekit_kernels.a | tail -1)
+link=$(ninja -t commands tilekit | tail -1)
+tmp=$(mktemp -d)
+cp -p "$obj" "$tmp/normal.o"
+cp -p libtilekit_kernels.a "$tmp/archive.normal"
+cp -p tilekit "$tmp/tilekit.normal"
+eval "${cmd/-o $obj/$flags -o $tmp/variant.o}"
+cp "$tmp/variant.o" "$obj"
+eval "$archive" && eval "$link"
+cp tilekit "$out"
+# Restore the normal object, archive and app, bytes and times (ninja then has nothing to redo).
+cp -p "$tmp/normal.o" "$obj"
+cp -p "$tmp/archive.normal" libtilekit_kernels.a
+cp -p "$tmp/tilekit.normal" tilekit
+rm -rf "$tmp"
+cmp -s "$out" tilekit && echo "gpu-ab-unit: warning: the variant app is identical to the normal one" >&2
+echo "$out"
