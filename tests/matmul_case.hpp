@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,6 +154,21 @@ void collect(tuning::TileList<Tiles...>, std::vector<MatmulConfig>& out) {
 inline std::vector<MatmulConfig> menu_configs() {
   std::vector<MatmulConfig> out;
   detail::collect(tuning::MatmulTiles<Kokkos::DefaultExecutionSpace>{}, out);
+  return out;
+}
+
+/// One config per tile of the menu (its first team shape) that check_matmul accepts for TIn -> TOut:
+/// the tests that run every tile once. Tiles refused for the type are left out here
+/// (EveryMenuConfigMatchesReference checks the refusal).
+template <class TIn, class TOut>
+std::vector<MatmulConfig> runnable_menu_tiles() {
+  std::vector<MatmulConfig> out;
+  std::vector<std::string> seen;
+  for (const MatmulConfig& cfg : menu_configs()) {
+    if (std::find(seen.begin(), seen.end(), cfg.tile_name()) != seen.end()) continue;
+    seen.push_back(cfg.tile_name());
+    if (check_matmul(MatmulProblem<TIn, TOut>{}, cfg).empty()) out.push_back(cfg);
+  }
   return out;
 }
 

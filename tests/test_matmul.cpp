@@ -89,12 +89,7 @@ TYPED_TEST(MatmulTyped, EveryMenuTileInEveryStorageOrderMatchesReference) {
   // Each tile once, in every storage order of A, B and C: with leading dimensions of whole 16-byte
   // vectors (interior tiles take the vector loads, ragged M/N/K edges the masked ones) and with an
   // odd padding (the element-by-element path for contiguous operands).
-  std::vector<std::string> seen;
-  for (const MatmulConfig& cfg : menu_configs()) {
-    if (std::find(seen.begin(), seen.end(), cfg.tile_name()) != seen.end()) continue;
-    seen.push_back(cfg.tile_name());
-    const std::string why = check_matmul(MatmulProblem<typename TestFixture::TIn, typename TestFixture::TOut>{}, cfg);
-    if (!why.empty()) continue;  // refused for this type (EveryMenuConfigMatchesReference checks the refusal)
+  for (const MatmulConfig& cfg : runnable_menu_tiles<typename TestFixture::TIn, typename TestFixture::TOut>()) {
     for (int bits = 0; bits < 16; ++bits) {
       Case c;
       c.M = 200;
@@ -159,11 +154,7 @@ TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
   // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
   // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised
   // tiles no TMA map can describe it: f16/bf16 take the cp.async producer, TF32 packs the operand.
-  std::vector<std::string> seen;
-  for (const MatmulConfig& cfg : menu_configs()) {
-    if (std::find(seen.begin(), seen.end(), cfg.tile_name()) != seen.end()) continue;
-    seen.push_back(cfg.tile_name());
-    if (!check_matmul(MatmulProblem<typename TestFixture::TIn, typename TestFixture::TOut>{}, cfg).empty()) continue;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<typename TestFixture::TIn, typename TestFixture::TOut>()) {
     for (int which = 0; which < 3; ++which) {  // A's row repeated, B's column repeated, both
       Case c;
       c.M = 200, c.N = 264, c.K = 712;
@@ -221,11 +212,7 @@ TYPED_TEST(MatmulTyped, EveryMenuTileWithEveryEpilogueMatchesReference) {
   // Each tile's fused epilogue on whole interior blocks and on ragged edges (200 x 264: 128 + 72
   // rows, 256 + 8 columns), C in both orders (row-major C lets 16-bit pairs be stored as one word),
   // with and without bias and beta.
-  std::vector<std::string> seen;
-  for (const MatmulConfig& cfg : menu_configs()) {
-    if (std::find(seen.begin(), seen.end(), cfg.tile_name()) != seen.end()) continue;
-    seen.push_back(cfg.tile_name());
-    if (!check_matmul(MatmulProblem<typename TestFixture::TIn, typename TestFixture::TOut>{}, cfg).empty()) continue;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<typename TestFixture::TIn, typename TestFixture::TOut>()) {
     int n = 0;
     for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::silu,
                            Activation::gelu}) {
