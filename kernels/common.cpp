@@ -314,7 +314,9 @@ void release_tensor_map_slot(const TensorMapSlot& slot, void* stream) {
 
 namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
-struct PackWorkspace {
+// One device buffer per Kokkos session and use (packed operands; split-K partial sums), grown on
+// demand, ordered across streams by an event behind its last kernels, freed at Kokkos::finalize.
+struct DeviceWorkspace {
   std::mutex mutex;
   void* device = nullptr;
   std::size_t bytes = 0;
@@ -332,9 +334,59 @@ struct PackWorkspace {
     bytes = 0;
     recorded = false;
   }
-  static PackWorkspace& get() {
-    static PackWorkspace w;
+  static DeviceWorkspace& pack() {
+    static DeviceWorkspace w;
     return w;
+  }
+  static DeviceWorkspace& split_k() {
+    static DeviceWorkspace w;
+    return w;
+  }
+
+  // Locks the workspace (until release_after), makes it at least `want` bytes (a new buffer is
+  // zeroed in `stream` when `zero`) and orders `stream` after its last use.
+  std::string acquire(std::size_t want, bool zero, void* stream, void*& out, const char* what) {
+    mutex.lock();
+    auto fail = [&](std::string why) {
+      (void)cudaGetLastError();
+      mutex.unlock();
+      return why;
+    };
+    if (!last_use && cudaEventCreateWithFlags(&last_use, cudaEventDisableTiming) != cudaSuccess)
+      return fail(std::string("no CUDA event for the ") + what);
+    if (!hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
+      DeviceWorkspace* self = this;
+      Kokkos::push_finalize_hook([self] {
+        std::lock_guard<std::mutex> lock(self->mutex);
+        self->release();
+      });
+      hook = true;
+    }
+    if (bytes < want) {  // grow: the old buffer goes once its last kernel is done
+      if (recorded) (void)cudaEventSynchronize(last_use);
+      if (device) (void)cudaFree(device);
+      device = nullptr;
+      bytes = 0;
+      recorded = false;
+      if (cudaMalloc(&device, want) != cudaSuccess) {
+        device = nullptr;
+        return fail("no device memory for " + std::to_string(want) + " bytes of " + what);
+      }
+      bytes = want;
+      if (zero && cudaMemsetAsync(device, 0, want, static_cast<cudaStream_t>(stream)) != cudaSuccess)
+        return fail(std::string("zeroing the ") + what + " failed");
+    }
+    if (recorded && cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), last_use, 0) != cudaSuccess)
+      return fail(std::string("ordering a stream after the last use of the ") + what + " failed");
+    out = device;
+    return {};
+  }
+  void release_after(void* stream) {
+    if (cudaEventRecord(last_use, static_cast<cudaStream_t>(stream)) == cudaSuccess)
+      recorded = true;
+    else
+      (void)cudaGetLastError();
+    mutex.unlock();
   }
 };
 #endif
@@ -342,38 +394,7 @@ struct PackWorkspace {
 
 std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& device) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  PackWorkspace& w = PackWorkspace::get();
-  w.mutex.lock();  // held until release_pack_workspace
-  auto fail = [&](std::string why) {
-    (void)cudaGetLastError();
-    w.mutex.unlock();
-    return why;
-  };
-  if (!w.last_use && cudaEventCreateWithFlags(&w.last_use, cudaEventDisableTiming) != cudaSuccess)
-    return fail("no CUDA event for the packing workspace");
-  if (!w.hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
-    Kokkos::push_finalize_hook([] {
-      std::lock_guard<std::mutex> lock(PackWorkspace::get().mutex);
-      PackWorkspace::get().release();
-    });
-    w.hook = true;
-  }
-  if (w.bytes < bytes) {  // grow: the old buffer goes once its last kernel is done
-    if (w.recorded) (void)cudaEventSynchronize(w.last_use);
-    if (w.device) (void)cudaFree(w.device);
-    w.device = nullptr;
-    w.bytes = 0;
-    w.recorded = false;
-    if (cudaMalloc(&w.device, bytes) != cudaSuccess) {
-      w.device = nullptr;
-      return fail("no device memory for " + std::to_string(bytes) + " bytes of packed operands");
-    }
-    w.bytes = bytes;
-  }
-  if (w.recorded && cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), w.last_use, 0) != cudaSuccess)
-    return fail("ordering a stream after the packing workspace's last use failed");
-  device = w.device;
-  return {};
+  return DeviceWorkspace::pack().acquire(bytes, false, stream, device, "packed operands");
 #else
   (void)bytes, (void)stream, (void)device;
   return "the packing workspace exists only on CUDA";
@@ -382,12 +403,24 @@ std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& devic
 
 void release_pack_workspace(void* stream) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  PackWorkspace& w = PackWorkspace::get();
-  if (cudaEventRecord(w.last_use, static_cast<cudaStream_t>(stream)) == cudaSuccess)
-    w.recorded = true;
-  else
-    (void)cudaGetLastError();
-  w.mutex.unlock();
+  DeviceWorkspace::pack().release_after(stream);
+#else
+  (void)stream;
+#endif
+}
+
+std::string acquire_split_k_workspace(std::size_t bytes, void* stream, void*& device) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return DeviceWorkspace::split_k().acquire(bytes, true, stream, device, "split-K partial sums");
+#else
+  (void)bytes, (void)stream, (void)device;
+  return "the split-K workspace exists only on CUDA";
+#endif
+}
+
+void release_split_k_workspace(void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  DeviceWorkspace::split_k().release_after(stream);
 #else
   (void)stream;
 #endif

@@ -50,6 +50,11 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
 std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& device);
 void release_pack_workspace(void* stream);
 
+/// The same for split K (MatmulConfig::k_splits): one buffer of arrival counters and partial tiles,
+/// zeroed when (re)allocated; kernels leave every counter at zero again. CUDA only ("" or why not).
+std::string acquire_split_k_workspace(std::size_t bytes, void* stream, void*& device);
+void release_split_k_workspace(void* stream);
+
 /// Device copies of kernels' TMA descriptors (two 128-byte CUtensorMaps per launch), from a ring of
 /// slots allocated once per Kokkos session (freed at Kokkos::finalize). A cudaMallocAsync,
 /// cudaMemcpyAsync and cudaFreeAsync per launch instead cost ~100 us each time on the H100 (f16

@@ -13,12 +13,13 @@ std::string MatmulConfig::tile_name() const {
 
 std::string MatmulConfig::name() const {
   if (thin) return tile_name();
-  return fmt::format("{}_g{}_t{}_v{}", tile_name(), group_m, team_size, vector_length);
+  const std::string split = k_splits > 1 ? fmt::format("_s{}", k_splits) : std::string();
+  return fmt::format("{}{}_g{}_t{}_v{}", tile_name(), split, group_m, team_size, vector_length);
 }
 
 bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& why) {
   static const std::regex re(
-      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg|_ws)?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
+      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg|_ws)?(?:_s(\d{1,3}))?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
   // Thin configs carry no team shape: the kernel derives it (matmul_thin.hpp).
   static const std::regex thin_re(R"(thin_l(\d{1,4})_k(\d{1,3}))");
   std::smatch m;
@@ -34,7 +35,7 @@ bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& w
   }
   if (!std::regex_match(s, m, re)) {
     why = "malformed config name '" + s +
-          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc|_wg|_ws][_g<int>][_t<int>][_v<int>], "
+          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc|_wg|_ws][_s<int>][_g<int>][_t<int>][_v<int>], "
           "e.g. bm64_bn64_bk16_tm4_tn4_g8, or thin_l<int>_k<int> for M or N up to 16)";
     return false;
   }
@@ -48,9 +49,10 @@ bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& w
   c.mma = m[6].matched;
   c.wgmma = m[6].matched && m[6].str() != "_tc";
   c.ws = m[6].matched && m[6].str() == "_ws";
-  if (m[7].matched) c.group_m = std::stoi(m[7]);
-  if (m[8].matched) c.team_size = std::stoi(m[8]);
-  if (m[9].matched) c.vector_length = std::stoi(m[9]);
+  c.k_splits = m[7].matched ? std::stoi(m[7]) : 1;
+  if (m[8].matched) c.group_m = std::stoi(m[8]);
+  if (m[9].matched) c.team_size = std::stoi(m[9]);
+  if (m[10].matched) c.vector_length = std::stoi(m[10]);
   out = c;
   return true;
 }

@@ -7,6 +7,9 @@
 
 namespace tilekit {
 
+/// The most teams per tile of C that split K (MatmulConfig::k_splits).
+constexpr int kMaxKSplits = 16;
+
 struct MatmulConfig {
   int bm = 0;             ///< rows of C per team tile
   int bn = 0;             ///< columns of C per team tile
@@ -23,17 +26,22 @@ struct MatmulConfig {
   bool thin = false;
   int thin_cols = 0;      ///< thin: columns of the long side of C per team
   int thin_kgroups = 1;   ///< thin: threads that split K for each column (reduced in a fixed order)
+  /// Split K: teams per tile of C, each over a contiguous run of K steps; their partial sums meet in
+  /// a device workspace and the last team of a tile adds them in split order (deterministic) and
+  /// runs the epilogue. 1 = no split. Run-time, for the SIMT tiles that run several teams per SM (on
+  /// CUDA): shapes whose tiles leave SMs idle (512^3, 1024^3 on the H100) while K is deep.
+  int k_splits = 1;
   int group_m = 8;        ///< tile-rows per group in the L2-friendly launch order (1 = row-major order)
   int team_size = 1;      ///< Kokkos team size (threads per team divided by vector_length)
   int vector_length = 1;  ///< Kokkos vector length
 
   /// e.g. "bm128_bn128_bk8_tm8_tn8_g8_t256_v1", "bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32",
-  /// "thin_l32_k8"
+  /// "bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1" (K split in 4; "_s" only when k_splits > 1), "thin_l32_k8"
   std::string name() const;
   /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile, "_wg" a
   /// Hopper warpgroup-MMA tile, "_ws" a warp-specialised one), or "thin_l32_k8"
   std::string tile_name() const;
-  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg|_ws][_g..][_t..][_v..]" (fields left out keep the values
+  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg|_ws][_s..][_g..][_t..][_v..]" (fields left out keep the values
   /// in `out`) or "thin_l.._k.." (the thin kernel derives its team shape; team_size and
   /// vector_length are 0). On failure returns false and says why.
   static bool parse(const std::string& s, MatmulConfig& out, std::string& why);
@@ -45,7 +53,7 @@ struct MatmulConfig {
   }
   bool operator==(const MatmulConfig& o) const {
     return same_tile(o) &&
-           (thin || (group_m == o.group_m && team_size == o.team_size && vector_length == o.vector_length));
+           (thin || (k_splits == o.k_splits && group_m == o.group_m && team_size == o.team_size && vector_length == o.vector_length));
   }
 };
 

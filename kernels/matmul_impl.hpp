@@ -335,6 +335,18 @@ bool dispatch_tile(tuning::TileList<Tiles...>, const MatmulConfig& cfg, F&& f) {
   return found;
 }
 
+/// The menu's tiles that may split K, comma-separated ("none" if none).
+template <class... Tiles>
+std::string split_k_tile_names(tuning::TileList<Tiles...>) {
+  std::string s;
+  auto one = [&](auto tile) {
+    using T = decltype(tile);
+    if (tuning::TileSplitsK<T>::value) s += (s.empty() ? "" : ", ") + T::config().tile_name();
+  };
+  (one(Tiles{}), ...);
+  return s.empty() ? "none in this build" : s;
+}
+
 /// True when some tile of the menu (of any input type) has cfg's tile part.
 template <class... Tiles>
 bool tile_in_menu(tuning::TileList<Tiles...>, const MatmulConfig& cfg) {
@@ -422,9 +434,11 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   int host_threads = 0;  // host backends: the most threads a team of this tile can keep busy
   std::size_t scratch = 0;
   int team_max = 0;
+  bool splits_k = false;
   detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     in_menu = true;
+    splits_k = tuning::TileSplitsK<Tile>::value;
     needs_tf32 = Tile::tf32;
     micro_tiles = Tile::micro_tiles;
     host_threads = Tile::threads;
@@ -471,6 +485,17 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                        cfg.name(), p.M, p.N, teams, cfg.bm, cfg.bn);
   if (cfg.group_m < 1 || cfg.group_m > 4096)
     return fmt::format("config '{}': group_m must be in 1..4096 (got {})", cfg.name(), cfg.group_m);
+  if (cfg.k_splits < 1 || cfg.k_splits > kMaxKSplits)
+    return fmt::format("config '{}': k_splits (_s) must be in 1..{} (got {})", cfg.name(), kMaxKSplits, cfg.k_splits);
+  if (cfg.k_splits > 1 && (backend != "cuda" || !splits_k))
+    return fmt::format("config '{}': split K (_s{}) runs on CUDA with the SIMT tiles that run several teams per SM "
+                       "({}); {}",
+                       cfg.name(), cfg.k_splits, detail::split_k_tile_names(tuning::MatmulTiles<ES>{}),
+                       backend != "cuda" ? "this build's backend is " + backend
+                                         : "tile " + cfg.tile_name() + " does not split K");
+  if (teams * cfg.k_splits > int64_t(INT32_MAX))
+    return fmt::format("config '{}': {} tiles x {} K splits are over the 2^31-1 teams a launch can have", cfg.name(),
+                       teams, cfg.k_splits);
   if (gpu) {
     const int vmax = backend == "hip" ? 64 : 32;
     if (cfg.vector_length < 1 || cfg.vector_length > vmax || (cfg.vector_length & (cfg.vector_length - 1)))
@@ -528,6 +553,13 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
       if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90) {
         detail::launch_wgmma_ws(f, cfg, label, space);  // a persistent grid; TMA descriptors first
       } else {
+        if constexpr (tuning::TileSplitsK<Tile>::value) {
+          const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
+          if (plan.splits > 1) {
+            detail::launch_simt_split_k<Tile>(p, cfg, plan, space, label);
+            return;
+          }
+        }
         const int league = f.tiles_m * f.tiles_n;
         typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
         policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));

@@ -20,6 +20,14 @@
 // 16 bytes along the operand's contiguous dimension when the operand is unit-stride along it and
 // aligned (checked once per launch); otherwise, and for vectors that cross the matrix edge, element
 // by element along whichever dimension has the smaller stride (any layout, stride and broadcast).
+//
+// Split K (kSplitK, MatmulConfig::k_splits > 1; CUDA): where the tiles of C are too few to fill the
+// SMs (1024^3: 256 tiles of 64x64 for 132 SMs of 2-4 teams), each tile gets k_splits teams, team s
+// over K steps [s * k_per_split, (s + 1) * k_per_split). Every team writes its accumulators to a
+// device workspace (coalesced: element e of thread t at e * kThreads + t), fences, and counts itself
+// in the tile's counter; the team that counts last adds the tile's partial sums in split order
+// 0, 1, ... (the same order whoever is last: bitwise the same result every run), resets the counter
+// for the next launch, and runs the epilogue. No second kernel, no atomics on C.
 #pragma once
 
 #include "kernels/matmul.hpp"
@@ -29,11 +37,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace tilekit {
 namespace detail {
 
-template <class ExecSpace, class Tile, class TIn, class TOut>
+template <class ExecSpace, class Tile, class TIn, class TOut, bool kSplitK = false>
 struct SimtWarpMatmul {
   using compute = typename TypeTraits<TIn>::compute;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
@@ -87,6 +97,13 @@ struct SimtWarpMatmul {
   int group_m;
   int tiles_m, tiles_n;
   int vector_length;
+  // Split K (kSplitK only): teams per tile, K values per team (a multiple of BK), the workspace of
+  // k_splits x tiles partial tiles (BM x BN each) and one arrival counter per tile (zero between
+  // launches).
+  int k_splits = 1;
+  int64_t k_per_split = 0;
+  compute* partials = nullptr;
+  int* counters = nullptr;
 
   template <int V>
   struct alignas(V * sizeof(TIn)) InVec {
@@ -275,47 +292,86 @@ struct SimtWarpMatmul {
   /// step's global loads in registers during the compute of the current one.
   template <Mode MA, Mode MB>
   KOKKOS_INLINE_FUNCTION void k_loop(const member_type& team, compute* As, const Operand& a, const Operand& b,
-                                     int64_t m0, int64_t n0, int row0, int col0, int tid,
+                                     int64_t m0, int64_t n0, int64_t K, int row0, int col0, int tid,
                                      compute (&acc)[TM][TN]) const {
     const bool full_mn = m0 + BM <= p.M && n0 + BN <= p.N;
-    const int64_t ktiles = p.K > 0 ? (p.K + BK - 1) / BK : 1;  // K == 0 still runs the epilogue
     compute ra[AShare::kVecs][AShare::V], rb[BShare::kVecs][BShare::V];
     Loader<MA, BM, AShare> la(a, m0, tid);
     Loader<MB, BN, BShare> lb(b, n0, tid);
     // Prologue: step 0 into buffer 0.
-    la.load(ra, p.K, full_mn && BK <= p.K, tid);
-    lb.load(rb, p.K, full_mn && BK <= p.K, tid);
+    la.load(ra, K, full_mn && BK <= K, tid);
+    lb.load(rb, K, full_mn && BK <= K, tid);
     store<BM, AS_LD, AShare>(As, ra, la.along_r, tid);
     store<BN, BS_LD, BShare>(As + BK * AS_LD, rb, lb.along_r, tid);
     team.team_barrier();
     int cur = 0;
-    for (int64_t kt = 0; kt < ktiles; ++kt) {  // K steps: load next, compute current, store next
-      const bool has_next = kt + 1 < ktiles;
-      if (has_next) {
-        const int64_t k_left = p.K - (kt + 1) * BK;
-        const bool full = full_mn && k_left >= BK;
-        la.advance();
-        lb.advance();
-        la.load(ra, k_left, full, tid);
-        lb.load(rb, k_left, full, tid);
+    // K == 0 still runs one step, for the epilogue. The loop's control differs between the two
+    // copies, each as ptxas allocates it best (-Xptxas -v, sm_90a): the split-K copy counts the K
+    // values left (one 64-bit induction variable; a step count beside its run-time K spilled
+    // 108-136 bytes in the K loop), the other counts steps against p.K, a kernel parameter
+    // (counting K down cost the 128-accumulator tiles 4-6 registers and the 64x64 tile a spill).
+    if constexpr (kSplitK) {
+      // One K step: load the next step's operands (next_left K values from its start), compute the
+      // current stage, store the next one.
+      auto step = [&](bool has_next, int64_t next_left) {
+        if (has_next) {
+          const bool full = full_mn && next_left >= BK;
+          la.advance();
+          lb.advance();
+          la.load(ra, next_left, full, tid);
+          lb.load(rb, next_left, full, tid);
+        }
+        const compute* stage = As + cur * kStageElems;
+        micro_kernel(stage + row0, stage + BK * AS_LD + col0, acc);
+        if (has_next) {
+          compute* next = As + (cur ^ 1) * kStageElems;
+          store<BM, AS_LD, AShare>(next, ra, la.along_r, tid);
+          store<BN, BS_LD, BShare>(next + BK * AS_LD, rb, lb.along_r, tid);
+        }
+        // One barrier per K step: the next stage is complete, and nobody still reads the buffer that
+        // the following step overwrites.
+        team.team_barrier();
+        cur ^= 1;
+      };
+      for (int64_t k_left = K;; k_left -= BK) {
+        const bool has_next = k_left > BK;
+        step(has_next, k_left - BK);
+        if (!has_next) break;
       }
-      const compute* stage = As + cur * kStageElems;
-      micro_kernel(stage + row0, stage + BK * AS_LD + col0, acc);
-      if (has_next) {
-        compute* next = As + (cur ^ 1) * kStageElems;
-        store<BM, AS_LD, AShare>(next, ra, la.along_r, tid);
-        store<BN, BS_LD, BShare>(next + BK * AS_LD, rb, lb.along_r, tid);
+    } else {  // the same step written out: through the lambda, ptxas gave 128x64 and 128x256 more registers
+      const int64_t ktiles = K > 0 ? (K + BK - 1) / BK : 1;
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        const bool has_next = kt + 1 < ktiles;
+        if (has_next) {
+          const int64_t k_left = K - (kt + 1) * BK;
+          const bool full = full_mn && k_left >= BK;
+          la.advance();
+          lb.advance();
+          la.load(ra, k_left, full, tid);
+          lb.load(rb, k_left, full, tid);
+        }
+        const compute* stage = As + cur * kStageElems;
+        micro_kernel(stage + row0, stage + BK * AS_LD + col0, acc);
+        if (has_next) {
+          compute* next = As + (cur ^ 1) * kStageElems;
+          store<BM, AS_LD, AShare>(next, ra, la.along_r, tid);
+          store<BN, BS_LD, BShare>(next + BK * AS_LD, rb, lb.along_r, tid);
+        }
+        team.team_barrier();
+        cur ^= 1;
       }
-      // One barrier per K step: the next stage is complete, and nobody still reads the buffer that
-      // the following step overwrites.
-      team.team_barrier();
-      cur ^= 1;
     }
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    // The team's tile and, with split K, its part of K: league rank = tile * k_splits + split, so
+    // that the teams of one tile start together.
+    const int tile = kSplitK ? team.league_rank() / k_splits : team.league_rank();
+    const int split = kSplitK ? team.league_rank() % k_splits : 0;
+    const int64_t k0 = kSplitK ? split * k_per_split : 0;
+    const int64_t K = kSplitK ? (p.K - k0 < k_per_split ? p.K - k0 : k_per_split) : p.K;
     int64_t m0, n0;
-    team_tile_origin<BM, BN>(team.league_rank(), group_m, tiles_m, tiles_n, m0, n0);
+    team_tile_origin<BM, BN>(tile, group_m, tiles_m, tiles_n, m0, n0);
     compute* As = team_scratch_aligned16<compute>(team, scratch_bytes(), kScratchLevel);
     const int tid = team.team_rank() * vector_length + vector_lane();
 
@@ -331,15 +387,20 @@ struct SimtWarpMatmul {
       for (int j = 0; j < TN; ++j) acc[i][j] = compute(0);
     }
     // One copy of the K loop per pair of vector modes (uniform over the launch), one for the rest.
-    const Operand a = plan<AShare::V>(p.a.data, p.a.rs, p.a.cs, p.M);
-    const Operand b = plan<BShare::V>(p.b.data, p.b.cs, p.b.rs, p.N);
+    // (With split K the operands start at the team's first K value; a vector mode also needs that
+    // start aligned, which k_per_split, a multiple of BK, keeps wherever the whole matrix is.)
+    const Operand a = plan<AShare::V>(p.a.data + k0 * p.a.cs, p.a.rs, p.a.cs, p.M);
+    const Operand b = plan<BShare::V>(p.b.data + k0 * p.b.rs, p.b.cs, p.b.rs, p.N);
     if (a.vec && b.vec) {
-      if (a.along_r && b.along_r) k_loop<Mode::vec_r, Mode::vec_r>(team, As, a, b, m0, n0, row0, col0, tid, acc);
-      else if (a.along_r) k_loop<Mode::vec_r, Mode::vec_k>(team, As, a, b, m0, n0, row0, col0, tid, acc);
-      else if (b.along_r) k_loop<Mode::vec_k, Mode::vec_r>(team, As, a, b, m0, n0, row0, col0, tid, acc);
-      else k_loop<Mode::vec_k, Mode::vec_k>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+      if (a.along_r && b.along_r) k_loop<Mode::vec_r, Mode::vec_r>(team, As, a, b, m0, n0, K, row0, col0, tid, acc);
+      else if (a.along_r) k_loop<Mode::vec_r, Mode::vec_k>(team, As, a, b, m0, n0, K, row0, col0, tid, acc);
+      else if (b.along_r) k_loop<Mode::vec_k, Mode::vec_r>(team, As, a, b, m0, n0, K, row0, col0, tid, acc);
+      else k_loop<Mode::vec_k, Mode::vec_k>(team, As, a, b, m0, n0, K, row0, col0, tid, acc);
     } else {
-      k_loop<Mode::general, Mode::general>(team, As, a, b, m0, n0, row0, col0, tid, acc);
+      k_loop<Mode::general, Mode::general>(team, As, a, b, m0, n0, K, row0, col0, tid, acc);
+    }
+    if constexpr (kSplitK) {
+      if (!sum_splits(team, tile, split, tid, acc)) return;  // another team of the tile finishes it
     }
 
     // The epilogue; without an activation, a copy free of its per-element switch (tiles of at most
@@ -347,6 +408,50 @@ struct SimtWarpMatmul {
     // docs/perf-notes.md section 11).
     if (kVectorEpilogue && p.act == Activation::none) epilogue<false>(m0, n0, row0, col0, acc);
     else epilogue<true>(m0, n0, row0, col0, acc);
+  }
+
+  /// Split K: stores this team's partial tile, counts the team in, and if it is the tile's last,
+  /// replaces acc by the sum of all partial tiles in split order and returns true. Accumulator e of
+  /// thread t is element e * kThreads + t of a partial tile (a warp's accesses are contiguous).
+  /// ptxas allocates this form of the sum without spills in the K loop (sm_90a, -Xptxas -v): a
+  /// select per value in one loop over the splits spilled 108 bytes there, 16-byte __ldcg reads 88,
+  /// a sum per band of 4 rows with the accumulators dead 2.9 KB.
+  KOKKOS_INLINE_FUNCTION bool sum_splits(const member_type& team, int tile, int split, int tid,
+                                         compute (&acc)[TM][TN]) const {
+    constexpr int64_t kTileElems = int64_t(BM) * BN;
+    compute* mine = partials + (int64_t(split) * (tiles_m * tiles_n) + tile) * kTileElems;
+    TILEKIT_UNROLL
+    for (int i = 0; i < TM; ++i) {
+      TILEKIT_UNROLL
+      for (int j = 0; j < TN; ++j) mine[(i * TN + j) * kThreads + tid] = acc[i][j];
+    }
+    Kokkos::memory_fence();  // the partial tile is visible device-wide before the team counts in
+    team.team_barrier();
+    int arrived = 0;
+    Kokkos::single(
+        Kokkos::PerTeam(team), [&](int& n) { n = Kokkos::atomic_fetch_add(&counters[tile], 1); }, arrived);
+    if (arrived != k_splits - 1) return false;
+    Kokkos::memory_fence();
+    // Every partial tile in split order, this team's own included (read back, not taken from the
+    // registers: the order and so the rounding stay the same whichever team is last): split 0 into
+    // acc, the others added. Volatile reads: other SMs' stores must come from L2, not a stale L1 line.
+    const volatile compute* part = partials + int64_t(tile) * kTileElems + tid;
+    const int64_t split_stride = int64_t(tiles_m) * tiles_n * kTileElems;
+    TILEKIT_UNROLL
+    for (int i = 0; i < TM; ++i) {
+      TILEKIT_UNROLL
+      for (int j = 0; j < TN; ++j) acc[i][j] = part[(i * TN + j) * kThreads];
+    }
+    for (int s = 1; s < k_splits; ++s) {
+      part += split_stride;
+      TILEKIT_UNROLL
+      for (int i = 0; i < TM; ++i) {
+        TILEKIT_UNROLL
+        for (int j = 0; j < TN; ++j) acc[i][j] += part[(i * TN + j) * kThreads];
+      }
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { counters[tile] = 0; });  // every team has counted in
+    return true;
   }
 
   // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp): 16-byte accesses of
@@ -374,6 +479,62 @@ struct SimtWarpMatmul {
     }
   }
 };
+
+/// Split K as launched: teams per tile (no team without K) and K values per team (whole K steps).
+struct SplitKPlan {
+  int splits = 1;
+  int64_t k_per_split = 0;
+};
+inline SplitKPlan split_k_plan(int64_t K, int bk, int k_splits) {
+  SplitKPlan plan;
+  const int64_t steps = (K + bk - 1) / bk;
+  if (k_splits < 2 || steps < 2) return plan;
+  plan.k_per_split = (steps + k_splits - 1) / k_splits * bk;
+  plan.splits = static_cast<int>((K + plan.k_per_split - 1) / plan.k_per_split);
+  return plan;
+}
+
+/// Bytes of the split-K workspace: the counters (one int per tile, rounded up to 256 bytes), then
+/// splits x tiles partial tiles of BM x BN accumulators.
+template <class Tile, class Compute>
+std::size_t split_k_workspace_bytes(int64_t tiles, int splits) {
+  return std::size_t((tiles * int64_t(sizeof(int)) + 255) / 256 * 256) +
+         std::size_t(splits) * std::size_t(tiles) * Tile::BM * Tile::BN * sizeof(Compute);
+}
+
+/// Launches the split-K copy of the SIMT warp kernel (plan.splits >= 2 teams per tile) with its
+/// workspace held from before the launch until an event behind it is recorded.
+template <class Tile, class TIn, class TOut>
+void launch_simt_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, const SplitKPlan& plan,
+                         const Kokkos::DefaultExecutionSpace& space, const std::string& label) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  using F = SimtWarpMatmul<ES, Tile, TIn, TOut, true>;
+  F f;
+  f.p = p;
+  f.group_m = cfg.group_m;
+  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
+  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
+  f.vector_length = cfg.vector_length;
+  f.k_splits = plan.splits;
+  f.k_per_split = plan.k_per_split;
+  const int64_t tiles = int64_t(f.tiles_m) * f.tiles_n;
+  typename F::policy_type policy(space, static_cast<int>(tiles * plan.splits), cfg.team_size, cfg.vector_length);
+  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+#if defined(KOKKOS_ENABLE_CUDA)
+  void* stream = space.cuda_stream();
+#else
+  void* stream = nullptr;
+#endif
+  void* ws = nullptr;
+  const std::string why =
+      acquire_split_k_workspace(split_k_workspace_bytes<Tile, typename F::compute>(tiles, plan.splits), stream, ws);
+  if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
+  f.counters = static_cast<int*>(ws);
+  f.partials = reinterpret_cast<typename F::compute*>(static_cast<char*>(ws) +
+                                                     (tiles * int64_t(sizeof(int)) + 255) / 256 * 256);
+  Kokkos::parallel_for(label, policy, f);
+  release_split_k_workspace(stream);
+}
 
 }  // namespace detail
 }  // namespace tilekit

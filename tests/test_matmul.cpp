@@ -314,6 +314,94 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
 }
 
+// --- split K (MatmulConfig::k_splits): f32 SIMT tiles on CUDA ----------------------------------------
+
+/// Every menu tile that splits K, with each split count of the tuning space and two more (3: splits
+/// of unequal use; 16: more splits than most test shapes have K steps), that this device runs.
+std::vector<MatmulConfig> split_k_configs() {
+  std::vector<MatmulConfig> out;
+  for (const MatmulConfig& tile : runnable_menu_tiles<float, float>()) {
+    if (!tuning::tile_splits_k(tile)) continue;
+    for (int s : {2, 3, 4, 8, 16}) {
+      MatmulConfig c = tile;
+      c.k_splits = s;
+      if (check_matmul(MatmulProblem<float, float>{}, c).empty()) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+TEST(MatmulSplitK, EverySplitTileMatchesReferenceInEveryStorageOrderSizeAndEpilogue) {
+  const std::vector<MatmulConfig> cfgs = split_k_configs();
+  if (cfgs.empty()) GTEST_SKIP() << "no tile splits K on " << backend_name() << " (CUDA SIMT tiles only)";
+  // Ragged M, N and K (K steps not a multiple of the splits; fewer K steps than splits; one step;
+  // K = 0), every storage order with aligned and odd leading dimensions, beta, bias + activations,
+  // and C full of NaN with beta = 0 (only the last team of a tile writes C, and never reads it).
+  const std::vector<std::array<int64_t, 3>> sizes = {{200, 136, 600}, {70, 130, 45}, {65, 67, 129},
+                                                     {129, 257, 16},  {31, 37, 0},   {300, 100, 1000}};
+  int n = 0;
+  for (const MatmulConfig& cfg : cfgs) {
+    for (const auto& s : sizes) {
+      Case c;
+      c.M = s[0];
+      c.N = s[1];
+      c.K = s[2];
+      c.cfg = cfg;
+      c.a_col = n & 1;
+      c.b_col = n & 2;
+      c.c_col = n & 4;
+      if (n & 8) {
+        c.pad_a = c.pad_b = 1;
+        c.pad_c = 3;
+        c.trans_b = n & 1;
+      }
+      c.beta = n % 3 == 0 ? 0.0 : 0.5;
+      c.nan_in_c = c.beta == 0.0;
+      c.ep.bias = n % 2 == 0;
+      c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu : Activation::none;
+      ++n;
+      SCOPED_TRACE(c.describe());
+      const Outcome o = run_case<float, float>(c);
+      EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
+      EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+    }
+  }
+}
+
+TEST(MatmulSplitK, RunsAreBitwiseIdenticalAndCountersResetBetweenLaunches) {
+  // The last team of a tile adds the partial tiles in split order whichever team it is: the same
+  // config gives the same bits. Launches with other split counts and sizes in between must leave
+  // every arrival counter at zero (a stale count would let a team finish a tile early: wrong C).
+  const std::vector<MatmulConfig> cfgs = split_k_configs();
+  if (cfgs.empty()) GTEST_SKIP() << "no tile splits K on " << backend_name();
+  const int64_t M = 260, N = 190, K = 1500;
+  Kokkos::View<float**, Kokkos::LayoutLeft> A("A", M, K), B("B", K, N);
+  Kokkos::View<float**, Kokkos::LayoutLeft> C1("C1", M, N), C2("C2", M, N), C3("C3", 40, 40);
+  fill_random(A.data(), M * K, 31);
+  fill_random(B.data(), K * N, 32);
+  for (const MatmulConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name());
+    matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C1, cfg);
+    MatmulConfig other = cfg;
+    other.k_splits = cfg.k_splits == 2 ? 3 : 2;
+    auto a_part = Kokkos::subview(A, std::make_pair(0, 40), std::make_pair(0, 700));
+    auto b_part = Kokkos::subview(B, std::make_pair(0, 700), std::make_pair(0, 40));
+    matmul(Op::N, Op::N, 1.0f, a_part, b_part, 0.0f, C3, other);
+    matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C2, cfg);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(float) * M * N), 0);
+  }
+  // ... and they agree with the reference to rounding.
+  Case c;
+  c.M = M;
+  c.N = N;
+  c.K = K;
+  c.cfg = cfgs.front();
+  const Outcome o = run_case<float, float>(c);
+  EXPECT_LE(o.err, o.tol);
+}
+
 // --- TF32 math (f32 inputs, opt-in): the TF32 tensor-core tiles, on CUDA sm_80+ -------------------
 
 /// The TF32 tensor-core configs of this build's menu that this device runs (none off CUDA sm_80+).
@@ -538,6 +626,23 @@ TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGp
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
 }
 
+TEST(MatmulDefaults, F32SplitsKWhereEvenTheSmallTilesLeaveSmsIdle) {
+  // CUDA: 512^3 has 64 tiles of 64x64 for 132 SMs: split in 4 (256 teams); 1024^3 (256 tiles) and
+  // shallow or one-step K do not split; host backends never do.
+  const std::string backend = backend_name();
+  const MatmulConfig small = tuning::default_matmul_config(backend, DType::f32, 512, 512, 512);
+  EXPECT_EQ(tuning::default_matmul_config(backend, DType::f32, 1024, 1024, 1024).k_splits, 1);
+  EXPECT_EQ(tuning::default_matmul_config(backend, DType::f32, 512, 512, 16).k_splits, 1);
+  EXPECT_EQ(tuning::default_matmul_config(backend, DType::f64, 512, 512, 512).k_splits, 1);
+  if (backend != "cuda" || Kokkos::DefaultExecutionSpace().concurrency() / 2048 < 100) {
+    EXPECT_EQ(small.k_splits, 1) << small.name();
+    return;
+  }
+  EXPECT_EQ(small.k_splits, 4) << small.name();
+  EXPECT_TRUE(tuning::tile_splits_k(small)) << small.name();
+  EXPECT_EQ(check_matmul(MatmulProblem<float, float>{}, small), "");
+}
+
 TEST(MatmulDefaults, Tf32TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
   const std::string backend = backend_name();
   const MatmulConfig big = tuning::default_matmul_config(backend, DType::f32, 4096, 4096, 4096, Math::tf32);
@@ -674,6 +779,22 @@ TEST(MatmulRejects, TeamShapesTheBackendCannotRun) {
   cfg = default_config();
   cfg.group_m = 0;
   EXPECT_NE(rejection(cfg).find("group_m"), std::string::npos);
+}
+
+TEST(MatmulRejects, SplitKOutsideItsTilesAndBackendAndOutOfRange) {
+  MatmulConfig cfg = default_config();
+  cfg.k_splits = 0;
+  EXPECT_NE(rejection(cfg).find("k_splits (_s) must be in 1..16"), std::string::npos) << rejection(cfg);
+  cfg.k_splits = 17;
+  EXPECT_NE(rejection(cfg).find("(got 17)"), std::string::npos) << rejection(cfg);
+  // The default tile of every backend does not split K (CUDA's is the one-team 256x128 or 128x128
+  // tile; host backends have no split tile): refused, naming the tiles that may.
+  cfg.k_splits = 2;
+  const std::string why = rejection(cfg);
+  EXPECT_NE(why.find("split K (_s2) runs on CUDA with the SIMT tiles"), std::string::npos) << why;
+  if (backend_name() != "cuda") {
+    EXPECT_NE(why.find("this build's backend is " + backend_name()), std::string::npos) << why;
+  }
 }
 
 TEST(MatmulRejects, ThinConfigsOutsideThinShapesAndTeamShapesTheBackendCannotRun) {

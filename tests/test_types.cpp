@@ -117,6 +117,26 @@ TEST(MatmulConfigName, RoundTripsThroughParse) {
   EXPECT_EQ(c, d);
 }
 
+TEST(MatmulConfigName, SplitKFieldRoundTripsAndIsNamedOnlyWhenSplit) {
+  MatmulConfig c;
+  std::string why;
+  ASSERT_TRUE(MatmulConfig::parse("bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1", c, why)) << why;
+  EXPECT_EQ(c.k_splits, 4);
+  EXPECT_EQ(c.group_m, 8);
+  EXPECT_EQ(c.team_size, 128);
+  EXPECT_EQ(c.name(), "bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1");
+  MatmulConfig d;
+  ASSERT_TRUE(MatmulConfig::parse(c.name(), d, why));
+  EXPECT_EQ(c, d);
+  d.k_splits = 2;
+  EXPECT_FALSE(c == d) << "the split count is part of a config";
+  EXPECT_TRUE(c.same_tile(d)) << "... but not of its tile";
+  // No _s: one team per tile (also when parsing over a config that had a split).
+  ASSERT_TRUE(MatmulConfig::parse("bm64_bn64_bk16_tm8_tn4_g8_t128_v1", c, why)) << why;
+  EXPECT_EQ(c.k_splits, 1);
+  EXPECT_EQ(c.name().find("_s"), std::string::npos) << c.name();
+}
+
 TEST(MatmulConfigName, TensorCoreMarkersSelectTheKernelKindAndRoundTrip) {
   // _tc: mma.sync; _wg: warpgroup MMA; _ws: warp-specialised warpgroup MMA (also wgmma and mma).
   struct Want {

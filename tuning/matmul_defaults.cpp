@@ -79,6 +79,12 @@ constexpr std::array<const char*, 3> kCudaSimtF32SmallerTiles{kCudaSimtF32Fallba
 // (4 teams of 4 warps per SM, 16-byte stores of C) won both shallow shapes of the H100 sweep
 // (8192x8192x16: 12.1 TFLOP/s against 9.8 for 256x128; docs/perf-notes.md section 11).
 constexpr const char* kCudaSimtF32Shallow = "bm64_bn64_bk16_tm8_tn4_g16_t128_v1";
+// CUDA f32 where even the 64x64 tiles leave SMs idle and K is deep: that tile with K split across
+// teams (a power of two, up to 8, for about two teams per SM; at least 2 K steps per team). At 512^3
+// on the H100 the split in 4 ran 9.4 TFLOP/s against 7.1 unsplit and 5.8 for the 32x32 tiles
+// (tuning sweep of 2026-11-24, docs/perf-notes.md section 20).
+constexpr const char* kCudaSimtF32SplitK = "bm64_bn64_bk16_tm8_tn4_g8_t128_v1";
+constexpr int kCudaSimtF32MaxSplits = 8;
 // Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
 // team_size 1. The large tile when its per-thread working set (A panel BM x BK, running sums
 // BM x BN, one B sliver BK x TN) fits the L2 cache of a core, read at run time (host_l2_bytes);
@@ -180,6 +186,12 @@ bool tile_supports(const MatmulConfig& c, DType input, Math math) {
   return supports(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c, input, math);
 }
 
+template <class... Tiles>
+bool splits_k(TileList<Tiles...>, const MatmulConfig& c) {
+  return ((c.same_tile(Tiles::config()) && TileSplitsK<Tiles>::value) || ...);
+}
+bool tile_splits_k(const MatmulConfig& c) { return splits_k(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c); }
+
 MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math) {
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
@@ -268,6 +280,19 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
     if (teams(shallow) >= slots) return shallow;
   }
   if (teams(base) >= slots) return base;
+  if (backend == "cuda" && input == DType::f32) {
+    MatmulConfig split = base;
+    if (!MatmulConfig::parse(kCudaSimtF32SplitK, split, why)) throw std::logic_error(why);
+    const int64_t tiles = teams(split);
+    if (tiles < slots && tile_splits_k(split)) {
+      int64_t s = 1;
+      while (s < kCudaSimtF32MaxSplits && tiles * 2 * s <= 2 * slots && K / (2 * s * split.bk) >= 2) s *= 2;
+      if (s >= 2) {
+        split.k_splits = static_cast<int>(s);
+        return split;
+      }
+    }
+  }
   MatmulConfig best = base;
   std::vector<const char*> smaller;
   if (backend == "cuda" && input == DType::f32)

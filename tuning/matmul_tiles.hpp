@@ -65,6 +65,9 @@ struct SimtWarpTileShape {
   static constexpr TileKernel kernel = TileKernel::simt_warp;
   static constexpr bool tf32 = false;
   static constexpr bool runs(DType in) { return in == DType::f32; }
+  /// May split K across teams (MatmulConfig::k_splits, CUDA): the tiles made to run several teams
+  /// per SM, the ones picked where few tiles of C leave SMs idle.
+  static constexpr bool split_k = MIN_TEAMS >= 2;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
   /// Threads per team (one micro-tile each).
   static constexpr int micro_tiles = threads;
@@ -331,6 +334,14 @@ using MatmulTiles =
 /// every type; tensor-core tiles run the types they were made for (f16/bf16; f64; i8; f32 only with
 /// Math::tf32, the opt-in). Tiles of different types may share a name: the input type picks.
 bool tile_supports(const MatmulConfig& c, DType input, Math math = Math::ieee);
+
+/// Whether a tile of the menu may split K across teams (only SIMT tiles with split_k = true).
+template <class Tile, class = void>
+struct TileSplitsK : std::false_type {};
+template <class Tile>
+struct TileSplitsK<Tile, std::void_t<decltype(Tile::split_k)>> : std::integral_constant<bool, Tile::split_k> {};
+/// True if c's tile part is a menu tile of this build that may split K (on any input type).
+bool tile_splits_k(const MatmulConfig& c);
 
 /// The default configuration for a backend ("serial", "openmp", "cuda", "hip"), input type and math:
 /// on CUDA sm_80+ the tensor-core tile of the type where it has one (f16, bf16, f64, i8; f32 only

@@ -25,8 +25,20 @@ template <class... Tiles>
 void expand_space(TileList<Tiles...>, DType in, Math math, std::vector<MatmulConfig>& out) {
   using ES = Kokkos::DefaultExecutionSpace;
   const int concurrency = ES().concurrency();
-  auto add_tile = [&](MatmulConfig c, int micro_tiles) {
+  auto add_tile = [&](MatmulConfig c, int micro_tiles, bool splits_k) {
     if (!tile_supports(c, in, math)) return;
+    if (splits_k && is_cuda_space<ES>()) {
+      // Split K: 2, 4, 8 teams per tile, in the grouped order and team shape the SIMT tiles win with
+      // (a K split multiplies the teams of shapes whose tiles are too few; group_m matters less there).
+      MatmulConfig s = c;
+      s.group_m = 8;
+      s.vector_length = 1;
+      s.team_size = micro_tiles;
+      for (int k : {2, 4, 8}) {
+        s.k_splits = k;
+        out.push_back(s);
+      }
+    }
     for (int g : {1, 4, 8, 16}) {
       c.group_m = g;
       if (c.mma) {
@@ -52,7 +64,7 @@ void expand_space(TileList<Tiles...>, DType in, Math math, std::vector<MatmulCon
       }
     }
   };
-  (add_tile(Tiles::config(), Tiles::micro_tiles), ...);
+  (add_tile(Tiles::config(), Tiles::micro_tiles, TileSplitsK<Tiles>::value), ...);
 }
 
 std::string now_iso8601() {
