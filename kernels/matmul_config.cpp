@@ -13,7 +13,8 @@ std::string MatmulConfig::tile_name() const {
 
 std::string MatmulConfig::name() const {
   if (thin) return tile_name();
-  const std::string split = k_splits > 1 ? fmt::format("_s{}", k_splits) : std::string();
+  // "_s" whenever the split is not 1 (an out-of-range one too: the name must parse back to it)
+  const std::string split = k_splits != 1 ? fmt::format("_s{}", k_splits) : std::string();
   return fmt::format("{}{}_g{}_t{}_v{}", tile_name(), split, group_m, team_size, vector_length);
 }
 

@@ -36,7 +36,7 @@ struct MatmulConfig {
   int vector_length = 1;  ///< Kokkos vector length
 
   /// e.g. "bm128_bn128_bk8_tm8_tn8_g8_t256_v1", "bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32",
-  /// "bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1" (K split in 4; "_s" only when k_splits > 1), "thin_l32_k8"
+  /// "bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1" (K split in 4; no "_s" when k_splits is 1), "thin_l32_k8"
   std::string name() const;
   /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile, "_wg" a
   /// Hopper warpgroup-MMA tile, "_ws" a warp-specialised one), or "thin_l32_k8"

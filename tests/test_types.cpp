@@ -135,6 +135,11 @@ TEST(MatmulConfigName, SplitKFieldRoundTripsAndIsNamedOnlyWhenSplit) {
   ASSERT_TRUE(MatmulConfig::parse("bm64_bn64_bk16_tm8_tn4_g8_t128_v1", c, why)) << why;
   EXPECT_EQ(c.k_splits, 1);
   EXPECT_EQ(c.name().find("_s"), std::string::npos) << c.name();
+  // An out-of-range split still names itself (check_matmul refuses it, saying the range).
+  ASSERT_TRUE(MatmulConfig::parse("bm64_bn64_bk16_tm8_tn4_s0_g8_t128_v1", c, why)) << why;
+  EXPECT_EQ(c.k_splits, 0);
+  ASSERT_TRUE(MatmulConfig::parse(c.name(), d, why)) << why;
+  EXPECT_EQ(c, d);
 }
 
 TEST(MatmulConfigName, TensorCoreMarkersSelectTheKernelKindAndRoundTrip) {
