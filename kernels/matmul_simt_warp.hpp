@@ -425,13 +425,21 @@ struct SimtWarpMatmul {
       TILEKIT_UNROLL
       for (int j = 0; j < TN; ++j) mine[(i * TN + j) * kThreads + tid] = acc[i][j];
     }
-    Kokkos::memory_fence();  // the partial tile is visible device-wide before the team counts in
+    // The team's stores come before the barrier; one thread's device-wide fence after it makes them
+    // visible before the count (the release pattern of CUTLASS's split-K semaphore; a fence in every
+    // thread, as first written, showed as membar stalls in Nsight Compute but timed the same), and
+    // its fence after the count orders the reads of the others' partial tiles after it.
     team.team_barrier();
     int arrived = 0;
     Kokkos::single(
-        Kokkos::PerTeam(team), [&](int& n) { n = Kokkos::atomic_fetch_add(&counters[tile], 1); }, arrived);
+        Kokkos::PerTeam(team),
+        [&](int& n) {
+          Kokkos::memory_fence();
+          n = Kokkos::atomic_fetch_add(&counters[tile], 1);
+          Kokkos::memory_fence();
+        },
+        arrived);
     if (arrived != k_splits - 1) return false;
-    Kokkos::memory_fence();
     // Every partial tile in split order, this team's own included (read back, not taken from the
     // registers: the order and so the rounding stay the same whichever team is last): split 0 into
     // acc, the others added. Volatile reads: other SMs' stores must come from L2, not a stale L1 line.
