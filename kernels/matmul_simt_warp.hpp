@@ -61,7 +61,11 @@ struct SimtWarpMatmul {
   static constexpr int AS_LD = BM + 4;
   static constexpr int BS_LD = BN + 4;
   static constexpr int kStageElems = BK * AS_LD + BK * BS_LD;
-  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() { return 2 * std::size_t(kStageElems); }
+  // Two stages; the staged epilogue reuses them and needs the whole tile (kStagedEpilogue, below).
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_elems() {
+    return kStagedEpilogue && std::size_t(BM) * BN > 2 * std::size_t(kStageElems) ? std::size_t(BM) * BN
+                                                                                   : 2 * std::size_t(kStageElems);
+  }
   // +16: the base is aligned up to 16 bytes for vector reads of scratch.
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return scratch_elems() * sizeof(compute) + 16; }
 
@@ -236,8 +240,8 @@ struct SimtWarpMatmul {
     }
   }
 
-  // 16-byte accesses of C in the epilogue: tiles of at most 64 accumulators (the shallow-K tiles,
-  // whose cost is the store of C); the 128-accumulator tiles keep element stores (section 11).
+  // 16-byte accesses of C in the unrolled epilogue: tiles of at most 64 accumulators (the shallow-K
+  // tiles, whose cost is the store of C); the 128-accumulator tiles take the staged epilogue below.
   static constexpr bool kVectorEpilogue = TM * TN <= 64;
 
   // A lane's N values of one scratch row: runs of SUB (one 16-byte read for f32), SPREAD apart.
@@ -411,11 +415,16 @@ struct SimtWarpMatmul {
       if (!sum_splits(team, tile, split, tid, acc)) return;  // another team of the tile finishes it
     }
 
-    // The epilogue; without an activation, a copy free of its per-element switch (tiles of at most
-    // 64 accumulators: with 128, a second copy slowed the K loop of 256x128 from 37 to 24 TFLOP/s,
-    // docs/perf-notes.md section 11).
-    if (kVectorEpilogue && p.act == Activation::none) epilogue<false>(m0, n0, row0, col0, acc);
-    else epilogue<true>(m0, n0, row0, col0, acc);
+    // The epilogue; without an activation, a copy free of its per-element switch (unrolled, only for
+    // tiles of at most 64 accumulators: with 128, a second unrolled copy slowed the K loop of 256x128
+    // from 37 to 24 TFLOP/s, docs/perf-notes.md section 11; staged, one rolled copy each).
+    if constexpr (kStagedEpilogue) {
+      if (p.act == Activation::none) staged_epilogue<false>(As, tid, m0, n0, row0, col0, acc);
+      else staged_epilogue<true>(As, tid, m0, n0, row0, col0, acc);
+    } else {
+      if (kVectorEpilogue && p.act == Activation::none) epilogue<false>(m0, n0, row0, col0, acc);
+      else epilogue<true>(m0, n0, row0, col0, acc);
+    }
   }
 
   /// Split K: stores this team's partial tile, counts the team in, and if it is the tile's last,
@@ -468,6 +477,68 @@ struct SimtWarpMatmul {
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() { counters[tile] = 0; });  // every team has counted in
     return true;
+  }
+
+  // The 128-accumulator tiles' sub-tiles pass through scratch so that one copy of the store code
+  // serves them all in a rolled loop. Unrolled over the sub-tiles (epilogue() below), their epilogue
+  // was 12.7k instructions (~200 KB of SASS: every sub-tile's element stores with masks and the
+  // run-time switch over every activation) run once per team from a cold instruction cache: a fixed
+  // cost per team of ~95 us at 256x128 (fitted from the 2048^3-8192^3 timings); staged, 256x128 ran
+  // 13% faster at 2048^3, 5% at 4096^3 (perf notes 22). The tiles of at most 64 accumulators keep the
+  // unrolled vector epilogue: staged, 128x128 8x8 ran 1.5% slower and the 64x64 tile 5% slower at
+  // 8192x8192x16, where the store of C is the work.
+  // Each thread copies all its accumulators to its own slots in scratch (row i of sub-tile s at
+  // ((s * SUB + i) * kThreads + tid) * SUB: 16-byte accesses without bank conflicts), so they die
+  // there and then (kept live through a rolled loop, the K loop of 256x128 spilled), and reads them
+  // back one sub-tile per iteration: no barrier (a thread reads only its own slots; the K loop's
+  // last barrier freed the stage buffers they overlap). The whole tile must fit the scratch one team
+  // may have: up to 160 KB on CUDA (sm_80 allows 163 KB a block, sm_90 227 KB), 64 KB of LDS on HIP;
+  // a larger tile keeps the unrolled epilogue.
+  static constexpr int kSubTiles = (TM / SUB) * (TN / SUB);
+#if defined(KOKKOS_ENABLE_HIP)
+  static constexpr std::size_t kMaxStagedTileBytes = 64 * 1024;
+#else
+  static constexpr std::size_t kMaxStagedTileBytes = 160 * 1024;
+#endif
+  static constexpr bool kStagedEpilogue =
+      TM * TN > 64 && std::size_t(BM) * BN * sizeof(compute) <= kMaxStagedTileBytes;
+
+  template <bool kActivate>
+  KOKKOS_INLINE_FUNCTION void staged_epilogue(compute* slots, int tid, int64_t m0, int64_t n0, int row0, int col0,
+                                              const compute (&acc)[TM][TN]) const {
+    constexpr int per16 = 16 / int(sizeof(compute));
+    struct alignas(16) Vec {
+      compute v[per16];
+    };
+    static_assert(SUB % per16 == 0, "a sub-tile row is whole 16-byte vectors");
+    TILEKIT_UNROLL
+    for (int s = 0; s < kSubTiles; ++s) {
+      const int sm = s / (TN / SUB), sn = s % (TN / SUB);
+      TILEKIT_UNROLL
+      for (int i = 0; i < SUB; ++i) {
+        Vec* dst = reinterpret_cast<Vec*>(slots + (std::size_t(s * SUB + i) * kThreads + tid) * SUB);
+        TILEKIT_UNROLL
+        for (int c = 0; c < SUB / per16; ++c) {
+          Vec x;
+          TILEKIT_UNROLL
+          for (int t = 0; t < per16; ++t) x.v[t] = acc[sm * SUB + i][sn * SUB + c * per16 + t];
+          dst[c] = x;
+        }
+      }
+    }
+    const int c_vec = c_vector_direction<SUB>(p.c);
+    TILEKIT_UNROLL_BY(1)
+    for (int s = 0; s < kSubTiles; ++s) {
+      const int sm = s / (TN / SUB), sn = s % (TN / SUB);
+      compute sub[SUB][SUB];
+      TILEKIT_UNROLL
+      for (int i = 0; i < SUB; ++i) read_scratch_run(slots + (std::size_t(s * SUB + i) * kThreads + tid) * SUB, sub[i]);
+      const int64_t mi = m0 + row0 + sm * (LANES_M * SUB), nj = n0 + col0 + sn * (LANES_N * SUB);
+      if (c_vec != 0 && mi + SUB <= p.M && nj + SUB <= p.N)
+        store_sub_tile_vector<kActivate, SUB>(p, mi, nj, sub, c_vec);
+      else
+        store_micro_tile_masked(p, mi, nj, sub);
+    }
   }
 
   // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp): 16-byte accesses of
