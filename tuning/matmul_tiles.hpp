@@ -295,10 +295,21 @@ using ThinRowClasses = ThinRowList<1, 4, 16>;
 /// host, kThinHostStageK values of K (a chunk of the thin operand kept in L1 while a column block
 /// streams by).
 constexpr int kThinGpuStageElems = 8192;
+/// The 16-row class (pitch 20) stages 4x deeper chunks on CUDA: at 8192 values a chunk is 256 deep,
+/// 8 k per thread of a 32-group team between a barrier pair and a restaging, and at K = 8192 the 32
+/// chunks' barriers and restagings were a visible part of the time (4x deeper: 16x8192x8192 +5%,
+/// 8192x16x8192 +8% with thin_l16_k32 on the H100, perf notes 22); its 512-thread teams run one per
+/// SM, so 80 KB cost no occupancy. (HIP: 64 KB of LDS a workgroup.)
+#if defined(KOKKOS_ENABLE_HIP)
+constexpr int kThinGpuStageElemsWide = kThinGpuStageElems;
+#else
+constexpr int kThinGpuStageElemsWide = 4 * kThinGpuStageElems;
+#endif
 /// K values per GPU stage for a staged pitch of `pitch` values per k: a power of two.
 constexpr int thin_gpu_stage_k(int pitch) {
+  const int elems = pitch >= 16 ? kThinGpuStageElemsWide : kThinGpuStageElems;
   int k = 1;
-  while (2 * k * pitch <= kThinGpuStageElems) k *= 2;
+  while (2 * k * pitch <= elems) k *= 2;
   return k;
 }
 constexpr int kThinHostStageK = 256;
