@@ -15,7 +15,7 @@
 //   GPU    : thread (l, g) accumulates CPT columns (l + c cols) over the chunk's k = g, g + G, ...
 //            (G = kgroups) in RR x CPT registers; its lanes run along K when W is contiguous along K
 //            (each warp reads whole K runs of one column), else along L (consecutive columns), so W
-//            loads coalesce
+//            loads coalesce; the loads of kThinGpuStepsAhead steps are issued together (DRAM latency)
 //   host   : the team's one thread walks its column block: rows of W as contiguous runs when W is
 //            contiguous along L (axpy form, the inner loop vectorises over columns), dot products
 //            of K-contiguous columns otherwise (partial sums across SIMD lanes)
@@ -166,19 +166,36 @@ TILEKIT_THIN_UNROLL
 
     for (int64_t k0 = 0; k0 < t.K; k0 += kStageK) {  // K chunks: stage X, then every column's share
       const int kn = static_cast<int>(t.K - k0 < kStageK ? t.K - k0 : kStageK);
-      // Xs[k][i] = X(i, k0 + k); rows past the thin side are 0. Consecutive threads take the
-      // dimension that is contiguous in X.
-      for (int e = tid; e < kn * RR; e += nthreads) {
-        const int i = x_rows_contig ? e % RR : e / kn;
-        const int k = x_rows_contig ? e / RR : e % kn;
-        Xs[k * RP + i] = i < t.rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
-      }
+      stage_x(Xs, k0, kn, tid, nthreads, x_rows_contig);
       team.team_barrier();
       const TIn* wp = t.w.data + k0 * t.w.rs + (l0 + l) * t.w.cs;
       const int64_t ws = t.w.rs, wc = int64_t(cols) * t.w.cs;
       if (ncols == CPT) {
+        int k = g;
+        // U k steps at a time, their U x CPT loads of W issued before the first multiply: U x CPT
+        // loads in flight a thread, not CPT (unrolled, the one-step loop below still waited a DRAM
+        // latency on every step: its loop exits sat between the steps).
+        constexpr int U = tuning::kThinGpuStepsAhead;
+        for (; k + (U - 1) * kgroups < kn; k += U * kgroups) {
+          compute wv[U][CPT];
+TILEKIT_THIN_UNROLL
+          for (int j = 0; j < U; ++j) {
+            const TIn* wj = wp + int64_t(k + j * kgroups) * ws;
+TILEKIT_THIN_UNROLL
+            for (int c = 0; c < CPT; ++c) wv[j][c] = convert<compute>(wj[c * wc]);
+          }
+TILEKIT_THIN_UNROLL
+          for (int j = 0; j < U; ++j) {
+            compute xv[RR];
+            read_x(Xs + (k + j * kgroups) * RP, xv);
+TILEKIT_THIN_UNROLL
+            for (int c = 0; c < CPT; ++c)
+TILEKIT_THIN_UNROLL
+              for (int i = 0; i < RR; ++i) acc[c][i] += xv[i] * wv[j][c];
+          }
+        }
 TILEKIT_THIN_UNROLL4
-        for (int k = g; k < kn; k += kgroups) {
+        for (; k < kn; k += kgroups) {
           compute wv[CPT];
 TILEKIT_THIN_UNROLL
           for (int c = 0; c < CPT; ++c) wv[c] = convert<compute>(wp[k * ws + c * wc]);
@@ -223,6 +240,44 @@ TILEKIT_THIN_UNROLL
         store(i, lc + ll, s);
       }
       team.team_barrier();  // red is rewritten by the next set
+    }
+  }
+
+  // Xs[k][i] = X(i, k0 + k) for the chunk's kn values of k; rows past the thin side are 0.
+  // Consecutive threads take the dimension that is contiguous in X, and each thread issues a batch
+  // of independent loads before it writes any of them: a chunk costs one L2 latency per batch, not
+  // one per value (the chunk is kn x RR values over the team's threads, 32 a thread for the 16-row
+  // class's 1024-deep chunks at 512 threads), and no index needs a run-time division.
+  KOKKOS_INLINE_FUNCTION void stage_x(compute* Xs, int64_t k0, int kn, int tid, int nthreads,
+                                      bool x_rows_contig) const {
+    if (x_rows_contig) {
+      // Threads along the rows: value e is row e % RR of k = e / RR (RR is a power of two);
+      // batches of tuning::kThinGpuStageBatch values a thread.
+      constexpr unsigned kBatch = tuning::kThinGpuStageBatch;
+      const unsigned total = unsigned(kn) * RR, step = unsigned(nthreads);
+      for (unsigned e0 = unsigned(tid); e0 < total; e0 += kBatch * step) {
+        compute v[kBatch];
+TILEKIT_THIN_UNROLL
+        for (unsigned b = 0; b < kBatch; ++b) {
+          const unsigned e = e0 + b * step, i = e % RR, k = e / RR;
+          v[b] = e < total && int(i) < t.rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
+        }
+TILEKIT_THIN_UNROLL
+        for (unsigned b = 0; b < kBatch; ++b) {
+          const unsigned e = e0 + b * step;
+          if (e < total) Xs[(e / RR) * RP + e % RR] = v[b];
+        }
+      }
+    } else {
+      // Threads along K: each thread loads the RR values of its k (one batch) and writes them as
+      // one run of its staged row.
+      for (int k = tid; k < kn; k += nthreads) {
+        compute v[RR];
+TILEKIT_THIN_UNROLL
+        for (int i = 0; i < RR; ++i) v[i] = i < t.rows ? convert<compute>(t.x(i, k0 + k)) : compute(0);
+TILEKIT_THIN_UNROLL
+        for (int i = 0; i < RR; ++i) Xs[k * RP + i] = v[i];
+      }
     }
   }
 

@@ -312,6 +312,10 @@ constexpr int thin_gpu_stage_k(int pitch) {
   while (2 * k * pitch <= elems) k *= 2;
   return k;
 }
+/// Loads each GPU thread issues before writing them to the X stage (one L2 latency per batch).
+constexpr int kThinGpuStageBatch = 8;
+/// K steps whose loads of W each GPU thread issues together (CPT loads a step) before multiplying.
+constexpr int kThinGpuStepsAhead = 4;
 constexpr int kThinHostStageK = 256;
 /// GPU columns per thread for a row class: each staged value read from scratch serves that many
 /// columns (with 16 rows, one column per thread was bound by scratch reads, not by DRAM).
