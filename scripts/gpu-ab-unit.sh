@@ -17,6 +17,9 @@ unit=$1 flags=$2 out=$3
 obj=CMakeFiles/tilekit_kernels.dir/gen/$unit.cpp.o
 [ -f "$obj" ] || { echo "gpu-ab-unit: no $obj in build/cuda (run scripts/gpu-build.sh build first)" >&2; exit 2; }
 cmd=$(ninja -t commands "$obj" | tail -1)
+# The cuda preset's build environment adds the sm_90a code (CMakePresets.json, NVCC_APPEND_FLAGS);
+# a unit recompiled without it loses its Hopper kernels (they compile to nothing for sm_80).
+export NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:-"-gencode arch=compute_90a,code=sm_90a"}
 archive=$(ninja -t commands libtilekit_kernels.a | tail -1)
 link=$(ninja -t commands tilekit | tail -1)
 tmp=$(mktemp -d)
