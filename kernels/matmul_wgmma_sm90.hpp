@@ -183,15 +183,18 @@ __device__ inline uint32_t pack_pair_rn(float lo, float hi) {
 }
 
 /// The activation of two adjacent outputs of a 16-bit C, rounded and packed. gelu, 0.5 x (1 + tanh u)
-/// with u = x (C0 + C1 x^2), takes its tanh on the packed pair (tanh.approx.{f16,bf16}x2: one MUFU
-/// operation for two elements, where the f32 form x / (1 + 2^w) takes two per element: ex2 and rcp
-/// at a quarter of the FMA rate were most of the fused epilogue's cost, perf notes section 17) and
-/// the final h + h tanh u (h = x / 2) as one packed fma; its error (~2^-11 of x) is below the 16-bit
-/// output's rounding (f16 2^-11 relative, bf16 2^-8). x is clamped at -65504 first so that h stays
-/// finite in f16 (below it gelu is -0: h - h = 0, where an infinite h would give NaN).
+/// with u = x (C0 + C1 x^2), runs on the packed pair from the conversion on: u, h = x / 2, the tanh
+/// (tanh.approx.{f16,bf16}x2) and the final h + h tanh u, 8 instructions a pair where the same
+/// in f32 up to u took 15 (the fused bias+gelu cost the 64x128 ws tile ~12% at 1024^3, with one
+/// consumer warp a scheduler to issue it, perf notes 23). Its error: u's three 16-bit roundings and
+/// the approximate tanh, ~2^-11 of x in f16 and ~2^-8 in bf16, about the output's own rounding.
+/// In f16, x below -65504 converts to -inf; the pair is clamped at -65504 after the conversion so
+/// that h stays finite (there gelu is -0: h - h = 0, where an infinite h would give NaN); x^2 and u
+/// may overflow to inf, where tanh saturates as it should.
 template <Activation ACT, class TOut>
 __device__ inline uint32_t activate_pair(float x0, float x1) {
   if constexpr (ACT == Activation::gelu) {
+#if defined(TILEKIT_AB_GELU_F32U)
     constexpr float C0 = 0.7978845608028654f;   // sqrt(2 / pi)
     constexpr float C1 = 0.03567740813636141f;  // C0 x 0.044715
     if constexpr (std::is_same<TOut, f16>::value) x0 = fmaxf(x0, -65504.0f), x1 = fmaxf(x1, -65504.0f);
@@ -206,6 +209,28 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
       asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
     }
     return y;
+#else
+    uint32_t x = pack_pair_rn<TOut>(x0, x1), h, s, c, u, t, y;
+    if constexpr (std::is_same<TOut, f16>::value) {
+      // constants as f16 pairs: -65504, 0.5, C0 = sqrt(2 / pi), C1 = C0 x 0.044715
+      asm("max.f16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(0xfbfffbffu));
+      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x38003800u));
+      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(s) : "r"(x));
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x28912891u), "r"(0x3a623a62u));
+      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(u) : "r"(x), "r"(c));
+      asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(u));
+      asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+    } else {
+      // bf16 pairs: 0.5, C0, C1 (mul.bf16x2: sm_90)
+      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x3f003f00u));
+      asm("mul.rn.bf16x2 %0, %1, %1;" : "=r"(s) : "r"(x));
+      asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x3d123d12u), "r"(0x3f4c3f4cu));
+      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(u) : "r"(x), "r"(c));
+      asm("tanh.approx.bf16x2 %0, %1;" : "=r"(t) : "r"(u));
+      asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+    }
+    return y;
+#endif
   } else {
     return pack_pair_rn<TOut>(activate_fixed<ACT>(x0), activate_fixed<ACT>(x1));
   }

@@ -222,6 +222,7 @@ TYPED_TEST(MatmulTyped, EveryMenuTileWithEveryEpilogueMatchesReference) {
         c.M = 200, c.N = 264, c.K = 136;
         c.a_col = n % 2, c.b_col = n % 3 == 0, c.c_col = c_col;
         c.ep.bias = n % 2 == 0;
+        c.ep.act = act;
         c.beta = n % 4 < 2 ? 0.0 : 0.5;
         c.cfg = cfg;
         ++n;
