@@ -194,22 +194,6 @@ __device__ inline uint32_t pack_pair_rn(float lo, float hi) {
 template <Activation ACT, class TOut>
 __device__ inline uint32_t activate_pair(float x0, float x1) {
   if constexpr (ACT == Activation::gelu) {
-#if defined(TILEKIT_AB_GELU_F32U)
-    constexpr float C0 = 0.7978845608028654f;   // sqrt(2 / pi)
-    constexpr float C1 = 0.03567740813636141f;  // C0 x 0.044715
-    if constexpr (std::is_same<TOut, f16>::value) x0 = fmaxf(x0, -65504.0f), x1 = fmaxf(x1, -65504.0f);
-    const uint32_t u = pack_pair_rn<TOut>(x0 * fmaf(C1, x0 * x0, C0), x1 * fmaf(C1, x1 * x1, C0));
-    const uint32_t h = pack_pair_rn<TOut>(0.5f * x0, 0.5f * x1);
-    uint32_t t, y;
-    if constexpr (std::is_same<TOut, f16>::value) {
-      asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(u));
-      asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
-    } else {
-      asm("tanh.approx.bf16x2 %0, %1;" : "=r"(t) : "r"(u));
-      asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
-    }
-    return y;
-#else
     uint32_t x = pack_pair_rn<TOut>(x0, x1), h, s, c, u, t, y;
     if constexpr (std::is_same<TOut, f16>::value) {
       // constants as f16 pairs: -65504, 0.5, C0 = sqrt(2 / pi), C1 = C0 x 0.044715
@@ -230,7 +214,6 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
       asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
     }
     return y;
-#endif
   } else {
     return pack_pair_rn<TOut>(activate_fixed<ACT>(x0), activate_fixed<ACT>(x1));
   }
