@@ -572,7 +572,8 @@ TEST(MatmulTf32, DefaultConfigWithTf32MathRunsOnEveryBackend) {
 // multiple of the staged depth, a dot product, and column counts that leave partial team blocks.
 const std::vector<std::array<int64_t, 3>> kThinSizes = {
     {1, 300, 77},  {300, 1, 77},  {16, 200, 130}, {200, 16, 300}, {5, 600, 257}, {3, 3, 1000},
-    {1, 1, 1},     {7, 1, 0},     {1, 513, 0},    {9, 1000, 3},   {1, 2000, 600}, {4, 129, 1}};
+    {1, 1, 1},     {7, 1, 0},     {1, 513, 0},    {9, 1000, 3},   {1, 2000, 600}, {4, 129, 1},
+    {20000, 1, 3}};  // (host default: 2048-column blocks and a ragged last one)
 
 TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
   using TIn = typename TestFixture::TIn;
@@ -628,6 +629,28 @@ TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGp
     EXPECT_FALSE(tuning::default_matmul_config(backend, t, 512, 512, 65536).ws);
   }
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
+}
+
+TEST(MatmulDefaults, HostThinColumnBlocksKeepTheirRunningSumsInL1) {
+  // Host backends: a thin team's block of columns holds row class x columns sums of the compute
+  // type, at most kThinHostSumsBytes; long products take the largest such block (one f32 row: 4096).
+  const std::string backend = backend_name();
+  if (tuning::is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host defaults only";
+  struct Want {
+    DType t;
+    int64_t M, N, K, row_class, bytes;
+  };
+  for (const Want& w : {Want{DType::f32, 1048576, 1, 1, 1, 4}, Want{DType::f64, 1048576, 1, 1, 1, 8},
+                        Want{DType::f32, 4, 1048576, 64, 4, 4}, Want{DType::f16, 1048576, 16, 8, 16, 4},
+                        Want{DType::i8, 3, 1048576, 8, 4, 4}}) {
+    const MatmulConfig c = tuning::default_matmul_config(backend, w.t, w.M, w.N, w.K);
+    ASSERT_TRUE(c.thin) << c.name();
+    EXPECT_EQ(int64_t(c.thin_cols) * w.row_class * w.bytes, tuning::kThinHostSumsBytes)
+        << dtype_name(w.t) << " " << w.M << "x" << w.N << "x" << w.K << ": " << c.name();
+  }
+  // A short product keeps kThinHostTeamsPerThread blocks per thread instead
+  const MatmulConfig short_one = tuning::default_matmul_config(backend, DType::f32, 1, 512, 64);
+  EXPECT_LT(int64_t(short_one.thin_cols) * 4, tuning::kThinHostSumsBytes) << short_one.name();
 }
 
 TEST(MatmulDefaults, F32SplitsKWhereEvenTheSmallTilesLeaveSmsIdle) {

@@ -102,13 +102,23 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
 // kThinMaxRows) takes the thin kernel; other products take the backend's tile above, or a smaller
 // menu tile when the big one leaves threads idle.
 // GPU thin teams: kThinGpuThreads threads, split into columns x K groups so that the launch holds at
-// least half the device's thread slots; host thin teams: a column block per thread, at most
-// kThinHostCols columns (the running sums stay in L1), at least kThinHostTeamsPerThread blocks per thread.
+// least half the device's thread slots; host thin teams: a column block per thread, at least
+// kThinHostTeamsPerThread blocks per thread, its running sums (row class x columns values of the
+// compute type) at most kThinHostSumsBytes (matmul_tiles.hpp) so that they stay in L1. (The cap was 256 columns
+// whatever the row class: for one row, 1 KB of sums. 2-core EPYC, f32 1048576x1x1 in the benchmark
+// (inputs rotated through 2 x the LLC), ms: 256 columns 0.23-0.41, 4096 0.211-0.218 (the copy of
+// its bytes 0.20-0.22), 16384 0.23-0.34; bias+gelu 0.50-0.54 against 0.33-0.36; perf notes 25.)
 constexpr int kThinGpuThreads = 256;
 constexpr int kThinGpuMaxKgroups = 32;
-constexpr int kThinHostCols = 256;
 constexpr int kThinHostMinCols = 16;
 constexpr int kThinHostTeamsPerThread = 4;
+/// The smallest thin row class (tuning::ThinRowClasses) holding `rows`.
+template <int... R>
+int64_t thin_row_class(ThinRowList<R...>, int64_t rows) {
+  int64_t c = 0;
+  ((c = c == 0 && rows <= R ? R : c), ...);
+  return c == 0 ? kThinMaxRows : c;
+}
 // Smaller tiles, tried in order when the default tile gives fewer teams than the device runs at
 // once (GPU: SMs, taken as concurrency / 2048; host: threads).
 constexpr std::array<const char*, 2> kGpuSmallerTiles{"bm64_bn64_bk16_tm4_tn4_g8_t256_v1",
@@ -245,8 +255,10 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
       c.thin_cols = static_cast<int>(kThinGpuThreads / g);
     } else {
       const int64_t per_team = L / (concurrency * kThinHostTeamsPerThread);
-      c.thin_cols = static_cast<int>(std::clamp<int64_t>(pow2_floor(std::max<int64_t>(per_team, 1)), kThinHostMinCols,
-                                                         kThinHostCols));
+      const int64_t sum_bytes = thin_row_class(ThinRowClasses{}, thin) * (input == DType::f64 ? 8 : 4);  // f64 sums in f64, the rest in 4-byte types
+      const int64_t max_cols = pow2_floor(std::max<int64_t>(kThinHostSumsBytes / sum_bytes, kThinHostMinCols));
+      c.thin_cols = static_cast<int>(
+          std::clamp<int64_t>(pow2_floor(std::max<int64_t>(per_team, 1)), kThinHostMinCols, max_cols));
       c.thin_kgroups = 1;
     }
     return c;

@@ -317,6 +317,10 @@ constexpr int kThinGpuStageBatch = 8;
 /// K steps whose loads of W each GPU thread issues together (CPT loads a step) before multiplying.
 constexpr int kThinGpuStepsAhead = 4;
 constexpr int kThinHostStageK = 256;
+/// Host: the most bytes of running sums (row class x columns of the compute type) a thin team's
+/// column block keeps, so that they stay in L1 while W streams by; the default's column count
+/// follows from it (4096 columns of one f32 row, 256 of sixteen).
+constexpr int64_t kThinHostSumsBytes = 16 * 1024;
 /// GPU columns per thread for a row class: each staged value read from scratch serves that many
 /// columns (with 16 rows, one column per thread was bound by scratch reads, not by DRAM).
 /// Accumulators stay at most 64 four-byte registers (rows x columns x size): 8-byte types take half.
