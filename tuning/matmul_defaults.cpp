@@ -104,10 +104,11 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
 // GPU thin teams: kThinGpuThreads threads, split into columns x K groups so that the launch holds at
 // least half the device's thread slots; host thin teams: a column block per thread, at least
 // kThinHostTeamsPerThread blocks per thread, its running sums (row class x columns values of the
-// compute type) at most kThinHostSumsBytes (matmul_tiles.hpp) so that they stay in L1. (The cap was 256 columns
-// whatever the row class: for one row, 1 KB of sums. 2-core EPYC, f32 1048576x1x1 in the benchmark
-// (inputs rotated through 2 x the LLC), ms: 256 columns 0.23-0.41, 4096 0.211-0.218 (the copy of
-// its bytes 0.20-0.22), 16384 0.23-0.34; bias+gelu 0.50-0.54 against 0.33-0.36; perf notes 25.)
+// compute type) at most kThinHostSumsBytes (matmul_tiles.hpp) so that they stay in L1. (The cap
+// was 256 columns whatever the row class: for one row, 1 KB of sums. 2-core EPYC, f32 1048576x1x1
+// in the benchmark (inputs rotated through 2 x the LLC), ms: 256 columns 0.23-0.41, 4096
+// 0.211-0.218 (the copy of its bytes 0.20-0.22), 64 0.217-0.231; bias+gelu 0.50-0.54 at 256
+// columns against 0.33-0.36 at 4096; perf notes 25.)
 constexpr int kThinGpuThreads = 256;
 constexpr int kThinGpuMaxKgroups = 32;
 constexpr int kThinHostMinCols = 16;
@@ -255,7 +256,8 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
       c.thin_cols = static_cast<int>(kThinGpuThreads / g);
     } else {
       const int64_t per_team = L / (concurrency * kThinHostTeamsPerThread);
-      const int64_t sum_bytes = thin_row_class(ThinRowClasses{}, thin) * (input == DType::f64 ? 8 : 4);  // f64 sums in f64, the rest in 4-byte types
+      // Sums in the compute type: f64 for f64 inputs, 4-byte types for the rest (f32, or i32 for i8)
+      const int64_t sum_bytes = thin_row_class(ThinRowClasses{}, thin) * (input == DType::f64 ? 8 : 4);
       const int64_t max_cols = pow2_floor(std::max<int64_t>(kThinHostSumsBytes / sum_bytes, kThinHostMinCols));
       c.thin_cols = static_cast<int>(
           std::clamp<int64_t>(pow2_floor(std::max<int64_t>(per_team, 1)), kThinHostMinCols, max_cols));

@@ -285,7 +285,8 @@ std::vector<MatmulConfig> thin_search_space() {
     for (int threads : {128, 256, 512})
       for (int g = 1; g <= 32; g *= 2) add(threads / g, g);
   } else {
-    for (int cols = 16; cols <= 4096; cols *= 2) add(cols, 1);  // (4096: one f32 row's sums at kThinHostSumsBytes)
+    // up to 4096 columns: one f32 row's sums at kThinHostSumsBytes (and the most check_thin allows)
+    for (int cols = 16; cols <= 4096; cols *= 2) add(cols, 1);
   }
   return out;
 }
