@@ -113,13 +113,6 @@ constexpr int kThinGpuThreads = 256;
 constexpr int kThinGpuMaxKgroups = 32;
 constexpr int kThinHostMinCols = 16;
 constexpr int kThinHostTeamsPerThread = 4;
-/// The smallest thin row class (tuning::ThinRowClasses) holding `rows`.
-template <int... R>
-int64_t thin_row_class(ThinRowList<R...>, int64_t rows) {
-  int64_t c = 0;
-  ((c = c == 0 && rows <= R ? R : c), ...);
-  return c == 0 ? kThinMaxRows : c;
-}
 // Smaller tiles, tried in order when the default tile gives fewer teams than the device runs at
 // once (GPU: SMs, taken as concurrency / 2048; host: threads).
 constexpr std::array<const char*, 2> kGpuSmallerTiles{"bm64_bn64_bk16_tm4_tn4_g8_t256_v1",
@@ -257,7 +250,7 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
     } else {
       const int64_t per_team = L / (concurrency * kThinHostTeamsPerThread);
       // Sums in the compute type: f64 for f64 inputs, 4-byte types for the rest (f32, or i32 for i8)
-      const int64_t sum_bytes = thin_row_class(ThinRowClasses{}, thin) * (input == DType::f64 ? 8 : 4);
+      const int64_t sum_bytes = thin_row_class(thin) * (input == DType::f64 ? 8 : 4);
       const int64_t max_cols = pow2_floor(std::max<int64_t>(kThinHostSumsBytes / sum_bytes, kThinHostMinCols));
       c.thin_cols = static_cast<int>(
           std::clamp<int64_t>(pow2_floor(std::max<int64_t>(per_team, 1)), kThinHostMinCols, max_cols));

@@ -290,6 +290,16 @@ inline ShapeClass shape_class(int64_t M, int64_t N, int64_t K) {
 template <int... R>
 struct ThinRowList {};
 using ThinRowClasses = ThinRowList<1, 4, 16>;
+/// The smallest row class holding `rows` (1..kThinMaxRows): the RR the thin kernel is instantiated
+/// with for them (kernels/matmul_thin.hpp, dispatch_thin_rows).
+template <int... R>
+constexpr int64_t thin_row_class(ThinRowList<R...>, int64_t rows) {
+  int64_t c = 0;
+  ((c = c == 0 && rows <= R ? R : c), ...);
+  return c == 0 ? kThinMaxRows : c;
+}
+constexpr int64_t thin_row_class(int64_t rows) { return thin_row_class(ThinRowClasses{}, rows); }
+static_assert(thin_row_class(1) == 1 && thin_row_class(3) == 4 && thin_row_class(16) == 16, "row classes");
 /// The thin side staged in team scratch per step: GPUs, a chunk of about kThinGpuStageElems values
 /// (one shared copy per team, read by every thread: the deeper, the fewer barriers; 32 KB of f32);
 /// host, kThinHostStageK values of K (a chunk of the thin operand kept in L1 while a column block
