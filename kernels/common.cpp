@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -180,6 +181,7 @@ void set_last_ws_loads(std::string how) {
   std::lock_guard<std::mutex> lock(ws_loads_mutex());
   ws_loads_record() = std::move(how);
 }
+
 
 namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -441,6 +443,15 @@ bool ws_persistent_disabled_by_env() {
   }();
   return disabled;
 }
+
+namespace {
+std::atomic<int>& ws_team_cap_value() {
+  static std::atomic<int> cap{0};
+  return cap;
+}
+}  // namespace
+int set_ws_team_cap(int teams) { return ws_team_cap_value().exchange(teams < 0 ? 0 : teams); }
+int ws_team_cap() { return ws_team_cap_value().load(std::memory_order_relaxed); }
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace {

@@ -84,6 +84,12 @@ bool ws_tma_disabled_by_env();
 /// persistent grid (a diagnostic, as above); read once.
 bool ws_persistent_disabled_by_env();
 
+/// Caps the warp-specialised kernel's grid at `teams` teams (0: no cap), returning the previous cap:
+/// a test hook, so that small problems run teams that loop over several tiles (the next tile's
+/// loads under the last one's epilogue) as large ones do.
+int set_ws_team_cap(int teams);
+int ws_team_cap();
+
 /// Streaming multiprocessors of the current CUDA device, and the shared memory one of them holds in
 /// bytes (0 and 0 without CUDA or a device).
 int cuda_sm_count();

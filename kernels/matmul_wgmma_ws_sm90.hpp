@@ -395,6 +395,7 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
+  if (ws_team_cap() > 0) league = std::max(1, std::min(league, ws_team_cap()));
   typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -150,6 +150,64 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
   }
 }
 
+/// Caps the warp-specialised grid for a scope (set_ws_team_cap), so that test-sized problems run
+/// teams that loop over several tiles.
+struct WsTeamCap {
+  explicit WsTeamCap(int teams) : previous(set_ws_team_cap(teams)) {}
+  ~WsTeamCap() { set_ws_team_cap(previous); }
+  WsTeamCap(const WsTeamCap&) = delete;
+  WsTeamCap& operator=(const WsTeamCap&) = delete;
+  int previous;
+};
+
+/// Problems for the warp-specialised tiles' persistent grid: 200x520 is 4 x 5 tiles of 64x128 or
+/// 2 x 3 of 128x256, ragged on both edges; K of 3 steps (ragged), 1 step, or none. `teams`: the grid
+/// cap of case i (WsTeamCap): none (one tile a team at this size), 1 or 3 (teams that loop over
+/// several tiles, the next tile loading while the consumers finish the last).
+inline std::vector<Case> ws_epilogue_cases(const MatmulConfig& cfg, bool f32_out, std::vector<int>& teams) {
+  std::vector<Case> cases;
+  for (int n = 0; n < 18; ++n) {
+    Case c;
+    c.M = 200, c.N = 520, c.K = n % 7 == 3 ? 0 : n % 4 == 1 ? 40 : 130;
+    c.c_col = n & 1, c.a_col = n & 2, c.b_col = n & 4;
+    if (n & 8) c.pad_a = c.pad_b = 1, c.pad_c = f32_out ? 1 : 3;  // odd pitches: cp.async, element stores
+    c.beta = n % 3 == 0 ? 0.0 : 0.5;
+    c.nan_in_c = c.beta == 0.0;
+    c.ep.bias = n % 2 == 0;
+    c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
+             : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
+    c.cfg = cfg;
+    cases.push_back(c);
+    teams.push_back(n % 3 == 0 ? 0 : n % 3 == 1 ? 1 : 3);
+  }
+  return cases;
+}
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesATeam) {
+  // The warp-specialised grid is persistent: where teams loop over several tiles, the consumers
+  // finish each tile while the producer loads the next one into the stage buffers and the barrier
+  // phases run on across tiles. At test sizes every team has one tile, so the grid is capped here
+  // too: every storage order, odd pitches, beta 0 over NaN and 0.5, each activation with and
+  // without a bias.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<TIn, TOut>())
+    if (cfg.ws) ws.push_back(cfg);
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    std::vector<int> teams;
+    const std::vector<Case> cases = ws_epilogue_cases(cfg, std::is_same<TOut, float>::value, teams);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const WsTeamCap cap(teams[i]);
+      SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
+      this->expect_matches(cases[i]);
+    }
+  }
+}
+
 TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
   // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
   // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised
@@ -511,6 +569,23 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilePacksOperandsThatAreNotKMajor) {
       expect_tf32_matches(c);
       const bool k_major = !c.a_col && c.b_col && !odd_pitch;  // A row-major and B column-major: both along K
       EXPECT_EQ(last_ws_loads(), k_major ? "tma" : "tma (packed)") << c.describe();
+    }
+  }
+}
+
+TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATeam) {
+  // As WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesATeam, for the TF32 tile (f32 C).
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& c : tf32_tile_configs())
+    if (c.ws) ws.push_back(c);
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    std::vector<int> teams;
+    const std::vector<Case> cases = ws_epilogue_cases(cfg, true, teams);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const WsTeamCap cap(teams[i]);
+      SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
+      expect_tf32_matches(cases[i]);
     }
   }
 }
