@@ -182,7 +182,6 @@ void set_last_ws_loads(std::string how) {
   ws_loads_record() = std::move(how);
 }
 
-
 namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
 // The ring of tensor-map slots: device memory and pinned host staging (the copy is asynchronous,

@@ -110,6 +110,15 @@ TYPED_TEST(MatmulTyped, EveryMenuTileInEveryStorageOrderMatchesReference) {
   }
 }
 
+/// The warp-specialised tiles of runnable_menu_tiles (none where the build or GPU lacks sm_90a).
+template <class TIn, class TOut>
+std::vector<MatmulConfig> runnable_ws_tiles() {
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<TIn, TOut>())
+    if (cfg.ws) ws.push_back(cfg);
+  return ws;
+}
+
 TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) {
   // The warp-specialised wgmma tiles load with TMA boxes where both operands have a unit stride and
   // 16-byte aligned pitches, else with the cp.async producer. Pitches of whole 16-byte vectors with
@@ -120,12 +129,7 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
   using TOut = typename TestFixture::TOut;
   if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
     GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
-  std::vector<MatmulConfig> ws;
-  for (const MatmulConfig& cfg : menu_configs()) {
-    if (!cfg.ws || !check_matmul(MatmulProblem<TIn, TOut>{}, cfg).empty()) continue;
-    if (std::none_of(ws.begin(), ws.end(), [&](const MatmulConfig& w) { return w.tile_name() == cfg.tile_name(); }))
-      ws.push_back(cfg);
-  }
+  const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
   const bool tma_forbidden = ws_tma_disabled_by_env();
   for (const MatmulConfig& cfg : ws) {
@@ -164,7 +168,7 @@ struct WsTeamCap {
 /// 2 x 3 of 128x256, ragged on both edges; K of 3 steps (ragged), 1 step, or none. `teams`: the grid
 /// cap of case i (WsTeamCap): none (one tile a team at this size), 1 or 3 (teams that loop over
 /// several tiles, the next tile loading while the consumers finish the last).
-inline std::vector<Case> ws_epilogue_cases(const MatmulConfig& cfg, bool f32_out, std::vector<int>& teams) {
+inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, std::vector<int>& teams) {
   std::vector<Case> cases;
   for (int n = 0; n < 18; ++n) {
     Case c;
@@ -193,13 +197,11 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesA
   using TOut = typename TestFixture::TOut;
   if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
     GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
-  std::vector<MatmulConfig> ws;
-  for (const MatmulConfig& cfg : runnable_menu_tiles<TIn, TOut>())
-    if (cfg.ws) ws.push_back(cfg);
+  const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
   for (const MatmulConfig& cfg : ws) {
     std::vector<int> teams;
-    const std::vector<Case> cases = ws_epilogue_cases(cfg, std::is_same<TOut, float>::value, teams);
+    const std::vector<Case> cases = ws_grid_cases(cfg, std::is_same<TOut, float>::value, teams);
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const WsTeamCap cap(teams[i]);
       SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
@@ -581,7 +583,7 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
   for (const MatmulConfig& cfg : ws) {
     std::vector<int> teams;
-    const std::vector<Case> cases = ws_epilogue_cases(cfg, true, teams);
+    const std::vector<Case> cases = ws_grid_cases(cfg, true, teams);
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const WsTeamCap cap(teams[i]);
       SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
