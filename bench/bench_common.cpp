@@ -130,6 +130,7 @@ double set_rate_counters(benchmark::State& state, const Samples& s, double work,
   state.counters["min_ms"] = *mm.first * 1e3;
   state.counters["max_ms"] = *mm.second * 1e3;
   if (s.other_cpu_pct >= 0.0) state.counters["other_cpu_pct"] = s.other_cpu_pct;
+  if (!s.submit_s.empty()) state.counters["submit_us"] = median(s.submit_s) * 1e6;
   if (!s.device_s.empty()) {
     const double dmed = median(s.device_s);
     state.counters[std::string(rate_name) + "_events"] = dmed > 0 ? work / dmed * rate_scale : 0.0;

@@ -8,7 +8,9 @@
 //   - name    "<family>/<dtype>/<series>/<M>x<N>[x<K>]", e.g. "matmul/f32/tilekit:default/1024x1024x1024";
 //             the series has no '/' ("tilekit:default+leaky_relu", "kokkos_kernels", "openblas", ...);
 //   - counters: the rate from the median time (TFLOPS for matmul, GBps for elementwise), median_ms,
-//             min_ms, max_ms, other_cpu_pct (other processes' CPU use while timing), the shape
+//             min_ms, max_ms, other_cpu_pct (other processes' CPU use while timing), submit_us (the
+//             median host time until a run returned, before its fence: on CUDA the cost of enqueuing
+//             it, which device events count too when the device was idle), the shape
 //             (M, N, K), buffers (input sets rotated through), warmup;
 //             on CUDA also the same from device events (TFLOPS_events, median_ms_events);
 //   - label   what the series ran (e.g. the tile config name);
@@ -81,6 +83,8 @@ double seconds_since_start();
 struct Samples {
   std::vector<double> host_s;
   std::vector<double> device_s;
+  std::vector<double> submit_s;  ///< host clock from the start until `run` returned (before the fence):
+                                 ///< on CUDA, the host's cost of enqueuing the work
   double other_cpu_pct = -1.0;  ///< CPU use of other processes while timing (OtherLoad), -1 unknown
 };
 
@@ -132,11 +136,13 @@ Samples time_iterations(benchmark::State& state, int warmup, Run&& run) {
     const auto t0 = clock::now();
     events.start();
     run(i++);
+    const auto t_submitted = clock::now();
     events.stop();
     ES().fence();  // the clock stops only once the device is done
     const double sec = std::chrono::duration<double>(clock::now() - t0).count();
     state.SetIterationTime(sec);
     s.host_s.push_back(sec);
+    s.submit_s.push_back(std::chrono::duration<double>(t_submitted - t0).count());
     const double ev = events.elapsed_s();
     if (ev >= 0.0) s.device_s.push_back(ev);
   }
@@ -145,7 +151,7 @@ Samples time_iterations(benchmark::State& state, int warmup, Run&& run) {
 }
 
 /// Sets the counters of the conventions above from the samples: `rate_name` (e.g. "TFLOPS") =
-/// work / median seconds * rate_scale, median_ms, min_ms, max_ms, other_cpu_pct; and the "_events"
+/// work / median seconds * rate_scale, median_ms, min_ms, max_ms, other_cpu_pct, submit_us; and the "_events"
 /// versions when device times exist. Returns the work per second at the median (host clock).
 double set_rate_counters(benchmark::State& state, const Samples& s, double work, const char* rate_name,
                          double rate_scale);

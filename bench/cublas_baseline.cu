@@ -403,11 +403,12 @@ struct Bench {
       int64_t i = 0;
       for (int w = 0; w < opt.warmup; ++w) run(i++);
       CK(cudaDeviceSynchronize());
-      std::vector<double> host, dev;
+      std::vector<double> host, dev, submit;
       for (int it = 0; it < reps; ++it) {
         const auto t0 = std::chrono::steady_clock::now();
         CK(cudaEventRecord(e0));
         run(i++);
+        submit.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         CK(cudaEventRecord(e1));
         CK(cudaDeviceSynchronize());  // the clock stops only once the device is done
         host.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -429,6 +430,7 @@ struct Bench {
                     {"median_ms_events", dmed * 1e3},
                     {"min_ms", *std::min_element(host.begin(), host.end()) * 1e3},
                     {"max_ms", *std::max_element(host.begin(), host.end()) * 1e3},
+                    {"submit_us", median(submit) * 1e6},
                     {"buffers", double(sets)},
                     {"warmup", double(opt.warmup)}};
       r.label = std::string(gemm_label(T(), tf32)) + (a_trans ? ", A^T (K x M stored, K contiguous)" : "") +
