@@ -30,14 +30,14 @@ def block(n, ty, k=16, trans=True):
     lines.append('          : "l"(desc_a), "l"(desc_b), "r"(1)' + (', "n"(TA), "n"(TB));' if trans else ');'))
     return "\n".join(lines)
 
-def dispatch(out, signature, cases):
+def dispatch(out, signature, cases, fail_cond, fail_msg):
     """One function: an `if constexpr` chain over (condition, asm block) cases, N checked last."""
     out.append(signature)
     for i, (cond, body) in enumerate(cases):
         out.append(f"  {'if constexpr' if i == 0 else '} else if constexpr'} ({cond}) {{")
         out.append(body)
     out.append("  } else {")
-    out.append('    static_assert(N == 128 || N == 256, "wgmma tiles are 64 x 128 or 64 x 256 per warpgroup");')
+    out.append(f'    static_assert({fail_cond}, "{fail_msg}");')
     out.append("  }")
     out.append("}")
 
@@ -48,11 +48,13 @@ out.append("// statement per N and input type (PTX needs the N/2 accumulator reg
 dispatch(out, "template <int N, bool BF16, int TA, int TB>\n"
               "__device__ inline void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
          [(f"N == {n} && {'BF16' if bf else '!BF16'}", block(n, "bf16" if bf else "f16"))
-          for n in (128, 256) for bf in (False, True)])
+          for n in (64, 128, 256) for bf in (False, True)],
+         "N == 64 || N == 128 || N == 256", "wgmma tiles are 64 x 64, 64 x 128 or 64 x 256 per warpgroup")
 out.append("")
 out.append("// TF32 (f32 inputs read as TF32: the low 13 bits of the significand are ignored): m64nNk8, both")
 out.append("// operands K-major in scratch (wgmma has no transpose for 32-bit types).")
 dispatch(out, "template <int N>\n"
               "__device__ inline void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
-         [(f"N == {n}", block(n, "tf32", k=8, trans=False)) for n in (128, 256)])
+         [(f"N == {n}", block(n, "tf32", k=8, trans=False)) for n in (128, 256)],
+         "N == 128 || N == 256", "TF32 wgmma tiles are 64 x 128 or 64 x 256 per warpgroup")
 print("\n".join(out))

@@ -245,6 +245,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // ... and a 64x128 one (1 consumer warpgroup, 97 KB, 2 teams/SM) for
                                  // sizes whose 128-wide tiles leave SMs idle (1024^3: 128 tiles)
                                  WgmmaTileShape<64, 128, 64, 4, 2, true>,
+                                 // ... and a 64x64 one (65 KB, up to 3 teams/SM) for the small sizes
+                                 // whose 64x128 tiles leave most SMs idle (512^3: 32 tiles for 132 SMs)
+                                 WgmmaTileShape<64, 64, 64, 4, 2, true>,
                                  // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
                                  // that are not K-major are packed first (launch_wgmma_ws)
                                  WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
