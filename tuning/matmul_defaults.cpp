@@ -31,12 +31,13 @@ struct DefaultRow {
 // f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
 // (kernels/matmul_mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
-// Where even the 64x128 warp-specialised tile below leaves half the SMs idle (512^3), the 64x64
-// mma.sync tile: H100 f16 512^3 12.4 TFLOP/s against 7.4 for 128x128 (docs/perf-notes.md section
-// 12; the 64x128 ws tile ran 12.9 there in session 9, within noise). The 128x128 `_wg` tile above
-// stays the shape-free default (default_matmul_config without sizes); with sizes, `auto` on a
-// Hopper now takes the ws tiles or this one (section 16).
-constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
+// Where even the 64x128 warp-specialised tile below leaves half the SMs idle (512^3: 32 tiles), the
+// 64x64 ws tile (one consumer warpgroup, 65 KB): H100, Nsight Compute, column-major 512^3, kernel
+// 5.86 us (f16) / 5.79 (bf16) against 6.88 / 6.88 for 64x128 ws; suite event medians 16.7 / 16.4 us
+// against 19.8 / 19.8 for the 64x64 mma.sync tile this entry named before (docs/perf-notes.md
+// section 27). The 128x128 `_wg` tile above stays the shape-free default (default_matmul_config
+// without sizes); with sizes, `auto` on a Hopper takes the ws tiles (section 16).
+constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32";
 // Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
 // producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
 // column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
