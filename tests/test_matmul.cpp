@@ -689,12 +689,13 @@ TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
 
 TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGpu) {
   // 128x256 where K >= 2048 and its tiles fill 7/8 of the SMs; else 64x128 where its tiles fill half
-  // of them; else the small _tc tile.
+  // of them; else the 64x64 ws tile.
   const std::string backend = backend_name();
   const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 2048, 2048, 2048);
   if (!square.wgmma) GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
   auto big = [](const MatmulConfig& c) { return c.ws && c.bm == 128 && c.bn == 256; };
   auto mid = [](const MatmulConfig& c) { return c.ws && c.bm == 64 && c.bn == 128; };
+  auto small = [](const MatmulConfig& c) { return c.ws && c.bm == 64 && c.bn == 64; };
   for (DType t : {DType::f16, DType::bf16}) {
     EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 2048, 2048, 2048)));
     EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 4096, 4096, 4096)));
@@ -703,7 +704,8 @@ TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGp
     EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 1024)));
     EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 8192))) << "64 tiles of 128x256";
     // Deep, but 32 tiles of 64x128 leave most SMs idle: the small tile
-    EXPECT_FALSE(tuning::default_matmul_config(backend, t, 512, 512, 65536).ws);
+    EXPECT_TRUE(small(tuning::default_matmul_config(backend, t, 512, 512, 65536)));
+    EXPECT_TRUE(small(tuning::default_matmul_config(backend, t, 512, 512, 512)));
   }
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
 }
