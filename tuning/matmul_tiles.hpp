@@ -251,6 +251,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
                                  // that are not K-major are packed first (launch_wgmma_ws)
                                  WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
+                                 // ... and at 64x128 (one consumer warpgroup, 97 KB, 2 teams/SM) for sizes
+                                 // whose 128x256 tiles leave SMs idle
+                                 WgmmaTileShape<64, 128, 32, 4, 2, true, true>,
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
                                  // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
