@@ -757,8 +757,12 @@ TEST(MatmulDefaults, Tf32TakesTheWarpSpecialisedTileWhereItFillsTheGpu) {
   EXPECT_TRUE(big.ws && big.bk == 32) << big.name();
   EXPECT_TRUE(tuning::default_matmul_config(backend, DType::f32, 8192, 8192, 8192, Math::tf32).ws);
   EXPECT_TRUE(tuning::default_matmul_config(backend, DType::f32, 2048, 2048, 2048, Math::tf32).ws);
-  // 8 tiles of 128x256 on a GPU of 100 SMs or more: the mma.sync tile's 128x128 tiles
-  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 256, 1024, 4096, Math::tf32).ws);
+  // Where the 128x256 tiles leave SMs idle, the 64x128 TF32 ws tile (from 1/8 of the SMs)
+  auto mid = [](const MatmulConfig& c) { return c.ws && c.bk == 32 && c.bm == 64 && c.bn == 128; };
+  EXPECT_TRUE(mid(tuning::default_matmul_config(backend, DType::f32, 1024, 1024, 1024, Math::tf32)));
+  EXPECT_TRUE(mid(tuning::default_matmul_config(backend, DType::f32, 256, 1024, 4096, Math::tf32)));
+  // 8 tiles of 64x128 on a GPU of 100 SMs or more: the mma.sync tile's 128x128 tiles
+  EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 128, 512, 4096, Math::tf32).ws);
   // IEEE f32 never takes a tensor-core tile
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f32, 4096, 4096, 4096).mma);
 }

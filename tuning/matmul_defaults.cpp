@@ -62,8 +62,13 @@ constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v3
 // 4096^3 313 TFLOP/s against 96 for the mma.sync tile, 8192^3 359 against 108 (docs/perf-notes.md
 // section 14) ...
 constexpr const char* kCudaTf32Ws = "bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32";
-// ... even where its tiles fill only part of the GPU: at 2048^3 (128 tiles on 132 SMs) it ran 209
-// TFLOP/s against 80 for the mma.sync tile. From 1/8 of the SMs (1024^3: 16 tiles) on.
+// ... where its tiles fill 7/8 of the SMs: at 2048^3 (128 tiles on 132 SMs) it ran 209 TFLOP/s
+// against 80 for the mma.sync tile. Below that, the 64x128 TF32 ws tile (one consumer warpgroup, two
+// teams per SM): H100, Nsight Compute, column-major, kernel us against 128x256: 512^3 8.5 / 16.3,
+// 1024^3 13.2 / 26.1, 1024x1024x4096 44.8 / 81.5; at 2048^3 47.3 for 128x256 against 63.6
+// (docs/perf-notes.md section 27) ...
+constexpr const char* kCudaTf32WsMid = "bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32";
+// ... from 1/8 of the SMs (512^3: 32 tiles of 64x128) on; fewer tiles take the mma.sync tile.
 constexpr int64_t kCudaTf32WsMinFill = 8;
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
 // CUDA f32 with IEEE math: the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; f32 only, so
@@ -264,9 +269,11 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
   if (base.mma) {
     if (input == DType::f32 && math == Math::tf32 && warpgroup_mma_available() &&
         std::max({M, N, K}) <= int64_t(INT32_MAX)) {
-      MatmulConfig ws = base;
-      if (!MatmulConfig::parse(kCudaTf32Ws, ws, why)) throw std::logic_error(why);
-      if (teams(ws) >= slots / kCudaTf32WsMinFill) return ws;
+      MatmulConfig ws = base, ws_mid = base;
+      if (!MatmulConfig::parse(kCudaTf32Ws, ws, why) || !MatmulConfig::parse(kCudaTf32WsMid, ws_mid, why))
+        throw std::logic_error(why);
+      if (teams(ws) >= slots - slots / 8) return ws;
+      if (teams(ws_mid) >= slots / kCudaTf32WsMinFill) return ws_mid;
     }
     if (base.wgmma) {
       MatmulConfig deep = base, mid = base;
