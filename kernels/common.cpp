@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda.h>
@@ -112,28 +115,43 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled";
-  // The last kEncoded encodings, by their arguments: no driver call per map when a launch repeats its
-  // operands (no measurable change in a 1024^3 launch's event-timed 18 us, perf notes 17; kept, as
-  // it costs nothing).
-  struct Encoded {
+  // The last kEncoded encodings, by their arguments, in a hash map (oldest replaced first): no
+  // driver call per map when a launch repeats its operands. 1024, not 64: a benchmark's rotating
+  // buffers (67 sets at 512^3 f16) or a model's layers cycle through more than 64 operand sets,
+  // and a cache smaller than the cycle misses on every launch (~3 us each, perf notes 27).
+  struct EncodedKey {
     const void* base;
     long long inner, outer, pitch;
     int box_outer, elem_bytes;
+    bool operator==(const EncodedKey& o) const {
+      return base == o.base && inner == o.inner && outer == o.outer && pitch == o.pitch &&
+             box_outer == o.box_outer && elem_bytes == o.elem_bytes;
+    }
+  };
+  struct EncodedHash {
+    std::size_t operator()(const EncodedKey& k) const {
+      std::size_t h = std::hash<const void*>()(k.base);
+      for (long long v : {k.inner, k.outer, k.pitch, (long long)k.box_outer * 16 + k.elem_bytes})
+        h = h * 1000003u ^ std::hash<long long>()(v);
+      return h;
+    }
+  };
+  struct Encoded {
+    EncodedKey key;
     alignas(64) unsigned char map[128];
   };
-  constexpr int kEncoded = 64;
+  constexpr int kEncoded = 1024;
   static std::mutex encoded_mutex;
-  static Encoded encoded[kEncoded];
-  static int encoded_count = 0, encoded_next = 0;
+  static std::vector<Encoded> encoded;  // kEncoded entries once filled; encoded_next is the oldest
+  static std::unordered_map<EncodedKey, int, EncodedHash> encoded_index;
+  static int encoded_next = 0;
+  const EncodedKey key{base, inner, outer, pitch, box_outer, elem_bytes};
   {
     std::lock_guard<std::mutex> lock(encoded_mutex);
-    for (int e = 0; e < encoded_count; ++e) {
-      const Encoded& c = encoded[e];
-      if (c.base == base && c.inner == inner && c.outer == outer && c.pitch == pitch && c.box_outer == box_outer &&
-          c.elem_bytes == elem_bytes) {
-        std::memcpy(out128, c.map, 128);
-        return {};
-      }
+    const auto it = encoded_index.find(key);
+    if (it != encoded_index.end()) {
+      std::memcpy(out128, encoded[it->second].map, 128);
+      return {};
     }
   }
   const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
@@ -148,11 +166,19 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")";
   {
     std::lock_guard<std::mutex> lock(encoded_mutex);
-    Encoded& c = encoded[encoded_next];
-    c = Encoded{base, inner, outer, pitch, box_outer, elem_bytes, {}};
-    std::memcpy(c.map, out128, 128);
-    encoded_next = (encoded_next + 1) % kEncoded;
-    encoded_count = encoded_count < kEncoded ? encoded_count + 1 : kEncoded;
+    if (encoded_index.count(key) == 0) {  // (another thread may have added it meanwhile)
+      if (int(encoded.size()) < kEncoded) {
+        encoded.emplace_back();
+        encoded_next = int(encoded.size()) - 1;
+      } else {
+        encoded_index.erase(encoded[encoded_next].key);
+      }
+      Encoded& c = encoded[encoded_next];
+      c.key = key;
+      std::memcpy(c.map, out128, 128);
+      encoded_index[key] = encoded_next;
+      encoded_next = (encoded_next + 1) % kEncoded;
+    }
   }
   return {};
 #else
@@ -185,17 +211,20 @@ void set_last_ws_loads(std::string how) {
 namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
 // The ring of tensor-map slots: device memory and pinned host staging (the copy is asynchronous,
-// so its source must stay untouched until it has run: the slot's event guards both).
+// so its source must stay untouched until it has run: the slot's event guards both). kSlots = 1024
+// (256 KB each side), found by their contents through a hash map: like the encodings above, a cycle
+// of more operand sets than slots would copy on every launch.
 struct TensorMapRing {
-  static constexpr int kSlots = 64;
+  static constexpr int kSlots = 1024;
   static constexpr std::size_t kSlotBytes = 256;
   std::mutex mutex;
   unsigned char* device = nullptr;
   unsigned char* host = nullptr;
-  cudaEvent_t events[kSlots] = {};
+  cudaEvent_t events[kSlots] = {};   // created on the slot's first use
   bool recorded[kSlots] = {};
   bool filled[kSlots] = {};          // host[i] holds what device[i] holds (or will, in upload_stream order)
   void* upload_stream[kSlots] = {};  // the stream the slot's copy was issued in
+  std::unordered_map<std::string, int> index;  // the contents of each filled slot -> the slot
   int next = 0;
   bool hook = false;
 
@@ -211,15 +240,8 @@ struct TensorMapRing {
       release();
       return "no pinned host memory for the tensor maps";
     }
-    for (int i = 0; i < kSlots; ++i) {
-      if (cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming) != cudaSuccess) {
-        (void)cudaGetLastError();
-        release();
-        return "no CUDA events for the tensor maps";
-      }
-      recorded[i] = false;
-      filled[i] = false;
-    }
+    for (int i = 0; i < kSlots; ++i) recorded[i] = filled[i] = false;
+    index.clear();
     if (!hook) {  // free before Kokkos (and with it the CUDA context's state) goes away
       Kokkos::push_finalize_hook([] {
         std::lock_guard<std::mutex> lock(tensor_map_ring().mutex);
@@ -240,7 +262,8 @@ struct TensorMapRing {
     if (host) (void)cudaFreeHost(host);
     device = host = nullptr;
     next = 0;
-    for (int i = 0; i < kSlots; ++i) filled[i] = false;
+    for (int i = 0; i < kSlots; ++i) recorded[i] = filled[i] = false;
+    index.clear();
   }
   static TensorMapRing& tensor_map_ring() {
     static TensorMapRing ring;
@@ -259,22 +282,33 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   // A slot that already holds these maps is used again without a copy: where it was copied in this
   // stream, stream order puts the copy first; elsewhere, once the event behind its last kernel has
   // completed (which follows the copy). Products that repeat their operands (a layer called again,
-  // a benchmark's rotating buffers) then cost no copy and no wait per launch (measured at 1024^3,
-  // where the kernel takes 9 us of a launch's event-timed 18: no measurable change; perf notes 17).
-  for (int j = 0; j < TensorMapRing::kSlots; ++j) {
-    if (!ring.filled[j] || std::memcmp(ring.host + j * TensorMapRing::kSlotBytes, maps256, TensorMapRing::kSlotBytes) != 0)
-      continue;
-    if (ring.upload_stream[j] != stream && !(ring.recorded[j] && cudaEventQuery(ring.events[j]) == cudaSuccess)) {
-      (void)cudaGetLastError();  // cudaErrorNotReady
-      continue;
+  // a benchmark's rotating buffers) then cost no copy and no wait per launch (at 512^3 f16, whose
+  // suite rotates 67 operand sets, a copy and two encodings cost ~3 us of a 10 us launch while the
+  // ring had 64 slots; perf notes 27).
+  std::string contents(static_cast<const char*>(maps256), TensorMapRing::kSlotBytes);
+  const auto hit = ring.index.find(contents);
+  if (hit != ring.index.end()) {
+    const int j = hit->second;
+    if (ring.upload_stream[j] == stream || (ring.recorded[j] && cudaEventQuery(ring.events[j]) == cudaSuccess)) {
+      slot.device = ring.device + j * TensorMapRing::kSlotBytes;
+      slot.index = j;
+      return {};
     }
-    slot.device = ring.device + j * TensorMapRing::kSlotBytes;
-    slot.index = j;
-    return {};
+    (void)cudaGetLastError();  // cudaErrorNotReady: copy the maps into another slot
   }
   const int i = ring.next;
   ring.next = (ring.next + 1) % TensorMapRing::kSlots;
+  if (ring.filled[i]) {
+    const auto old = ring.index.find(std::string(reinterpret_cast<const char*>(ring.host + i * TensorMapRing::kSlotBytes),
+                                                 TensorMapRing::kSlotBytes));
+    if (old != ring.index.end() && old->second == i) ring.index.erase(old);
+  }
   ring.filled[i] = false;
+  if (!ring.events[i] && cudaEventCreateWithFlags(&ring.events[i], cudaEventDisableTiming) != cudaSuccess) {
+    (void)cudaGetLastError();
+    ring.events[i] = nullptr;
+    return "no CUDA event for a tensor-map slot";
+  }
   if (ring.recorded[i] && cudaEventSynchronize(ring.events[i]) != cudaSuccess) {
     (void)cudaGetLastError();
     return "a CUDA event of the tensor-map ring failed";
@@ -289,6 +323,7 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   }
   ring.filled[i] = true;
   ring.upload_stream[i] = stream;
+  ring.index[std::move(contents)] = i;  // (a slot copied for the same maps before stays, unindexed)
   slot.device = device;
   slot.index = i;
   return {};
