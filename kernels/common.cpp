@@ -118,7 +118,7 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
   // The last kEncoded encodings, by their arguments, in a hash map (oldest replaced first): no
   // driver call per map when a launch repeats its operands. 1024, not 64: a benchmark's rotating
   // buffers (67 sets at 512^3 f16) or a model's layers cycle through more than 64 operand sets,
-  // and a cache smaller than the cycle misses on every launch (~3 us each, perf notes 27).
+  // and a cache smaller than the cycle misses on every launch (1-2 us each, perf notes 27).
   struct EncodedKey {
     const void* base;
     long long inner, outer, pitch;
@@ -283,7 +283,7 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   // stream, stream order puts the copy first; elsewhere, once the event behind its last kernel has
   // completed (which follows the copy). Products that repeat their operands (a layer called again,
   // a benchmark's rotating buffers) then cost no copy and no wait per launch (at 512^3 f16, whose
-  // suite rotates 67 operand sets, a copy and two encodings cost ~3 us of a 10 us launch while the
+  // suite rotates 67 operand sets, a copy and two encodings cost 1-2 us of a 9-15 us launch while the
   // ring had 64 slots; perf notes 27).
   std::string contents(static_cast<const char*>(maps256), TensorMapRing::kSlotBytes);
   const auto hit = ring.index.find(contents);
