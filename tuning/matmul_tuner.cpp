@@ -587,22 +587,34 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   const auto same_class = [&](const TuneEntry& e) {
     return e.key.shape.size() == 3 && shape_class(e.key.shape[0], e.key.shape[1], e.key.shape[2]) == cls;
   };
-  for (const TuneEntry& e : tuned.by_distance(key, same_class)) {
-    std::string why;
-    MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
-    if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
-      skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
-      continue;
+  // The family of the key first; for an epilogue with no usable entry, then the same types and
+  // layouts without one (the sweeps time plain products; an epilogue changes the time of the store
+  // of C, not which tile shape fits the problem), before the backend default.
+  auto from_family = [&](const TuneKey& k, const char* note) {
+    for (const TuneEntry& e : tuned.by_distance(k, same_class)) {
+      std::string why;
+      MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
+      if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
+        skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
+        continue;
+      }
+      r.config = cfg;
+      if (e.key.shape == key.shape) {
+        r.source = "exact";
+        r.why = fmt::format("{}tuned for this exact shape{} ({:.3f} TFLOP/s measured {})", skipped, note, e.rate, e.date);
+      } else {
+        r.source = "nearest";
+        r.why = fmt::format("{}no usable entry for {}; nearest tuned shape is {}{}", skipped, key.str(), e.key.str(), note);
+      }
+      return true;
     }
-    r.config = cfg;
-    if (e.key == key) {
-      r.source = "exact";
-      r.why = fmt::format("{}tuned for this exact shape ({:.3f} TFLOP/s measured {})", skipped, e.rate, e.date);
-    } else {
-      r.source = "nearest";
-      r.why = fmt::format("{}no usable entry for {}; nearest tuned shape is {}", skipped, key.str(), e.key.str());
-    }
-    return r;
+    return false;
+  };
+  if (from_family(key, "")) return r;
+  if (key.epilogue != "none") {
+    TuneKey plain = key;
+    plain.epilogue = "none";
+    if (from_family(plain, ", tuned without an epilogue")) return r;
   }
   r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
   r.source = "default";

@@ -187,7 +187,8 @@ struct ResolvedConfig {
 };
 
 /// `--config auto`: the tuned config of the exact shape, else of the nearest tuned shape of the same
-/// types/layouts/epilogue, else the backend default. Tuned entries come from the user's cache
+/// types/layouts/epilogue; for an epilogue with no usable entry, the same from the entries of those
+/// types/layouts without an epilogue; else the backend default. Tuned entries come from the user's cache
 /// (TuningCache::default_dir() or `cache_dir`) and then the results shipped with tilekit
 /// (shipped_results(shipped_dir)); an entry whose config `valid` rejects (returns a reason) is
 /// skipped and the reason kept in `why`.
