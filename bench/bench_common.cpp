@@ -32,6 +32,8 @@ int rotation_count(double set_bytes) {
   return static_cast<int>(std::min(4096.0, std::ceil(target / set_bytes)));
 }
 
+int warmup_runs(int sets) { return std::max(options().warmup, sets); }
+
 int reps_for(double work) {
   const Options& o = options();
   const double want = work > 0.0 ? std::ceil(o.rep_work * 1e9 / work) : o.max_reps;

@@ -67,6 +67,13 @@ std::size_t last_level_cache_bytes();
 /// rotation target (--tk_rotate_mib, default twice the last-level cache): at least 1, at most 4096.
 int rotation_count(double set_bytes);
 
+/// Untimed runs before the timed ones for a benchmark rotating through `sets` input sets: --tk_warmup,
+/// and at least one pass over the sets, so that no timed run is the first on its set (first touches,
+/// and per-operand state of a library: tilekit's tensor-map cache, a vendor's own). With 2 warm-up
+/// runs over 67 sets (f16 512^3), 65 of 100 timed launches met their operands for the first time
+/// and the host part of a launch moved by up to 4 us between series (perf notes 28).
+int warmup_runs(int sets);
+
 /// Timed iterations for a benchmark doing `work` (FLOP or bytes) per run: --tk_rep_work / work,
 /// clamped to [--tk_min_reps, --tk_max_reps].
 int reps_for(double work);

@@ -60,6 +60,7 @@ void bm_add(benchmark::State& state, const Shape& shape, const Series& series) {
     return;
   }
   const int sets = rotation_count(2.0 * double(n) * sizeof(T));
+  const int warmup_all = warmup_runs(sets);
   Kokkos::View<T*> in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench_ew_in"), int64_t(sets) * 2 * n);
   Kokkos::View<T*> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench_ew_out"), n);
   fill_random(in.data(), int64_t(sets) * 2 * n, 21);
@@ -87,7 +88,7 @@ void bm_add(benchmark::State& state, const Shape& shape, const Series& series) {
       state.SkipWithError(("config rejected: " + why).c_str());
       return;
     }
-    samples = time_iterations(state, warmup, [&](int64_t i) { launch_op<T>(OpKind::add, OpScalars{}, inputs(i % sets), o, cfg); });
+    samples = time_iterations(state, warmup_all, [&](int64_t i) { launch_op<T>(OpKind::add, OpScalars{}, inputs(i % sets), o, cfg); });
   } else if (series.impl == Impl::copy) {
     // The same bytes as the add moves (3 n elements), half read and half written.
     Kokkos::View<T*> src(Kokkos::view_alloc(Kokkos::WithoutInitializing, "copy_src"), (3 * n) / 2);
@@ -97,14 +98,14 @@ void bm_add(benchmark::State& state, const Shape& shape, const Series& series) {
     samples = time_iterations(state, warmup, [&](int64_t) { Kokkos::deep_copy(dst, src); });
   } else {
     label = "Kokkos::parallel_for c(i) = a(i) + b(i)";
-    samples = time_iterations(state, warmup, [&](int64_t i) { plain_add<T>(a_of(i % sets), b_of(i % sets), out.data(), n); });
+    samples = time_iterations(state, warmup_all, [&](int64_t i) { plain_add<T>(a_of(i % sets), b_of(i % sets), out.data(), n); });
   }
   const double rate = set_rate_counters(state, samples, bytes, "GBps", 1e-9);
   record_rate(key, rate);
   state.counters["M"] = double(shape.M);
   state.counters["N"] = double(shape.N);
   state.counters["buffers"] = sets;
-  state.counters["warmup"] = warmup;
+  state.counters["warmup"] = series.impl == Impl::copy ? warmup : warmup_all;
   state.SetLabel(label);
 }
 

@@ -43,7 +43,8 @@ const char* kHelp =
     "                         optionally @dtype[+dtype] to limit its types; e.g.\n"
     "                         128:4096:128,8192,9728x8192x65536@f16 [TILEKIT_BENCH_SHAPES]\n"
     "  --tk_dtypes=LIST       element types, comma-separated, e.g. f32,f64,f16 [TILEKIT_BENCH_DTYPES]\n"
-    "  --tk_warmup=N          untimed runs before the timed ones (default 2) [TILEKIT_BENCH_WARMUP]\n"
+    "  --tk_warmup=N          untimed runs before the timed ones (default 2; and at least one run on\n"
+    "                         each rotated input set) [TILEKIT_BENCH_WARMUP]\n"
     "  --tk_min_reps=N        fewest timed iterations (default 3) [TILEKIT_BENCH_MIN_REPS]\n"
     "  --tk_max_reps=N        most timed iterations (default 50) [TILEKIT_BENCH_MAX_REPS]\n"
     "  --tk_rep_work=X        work (GFLOP, or GB for bandwidth suites) the timed iterations of one\n"
@@ -175,7 +176,7 @@ void add_context(const std::string& command_line) {
     benchmark::AddCustomContext(std::string("env_") + v, env_or(v, "(unset)"));
   benchmark::AddCustomContext("last_level_cache_bytes", std::to_string(last_level_cache_bytes()));
   std::ostringstream policy;
-  policy << "warmup " << o.warmup << "; timed iterations = " << o.rep_work
+  policy << "warmup " << o.warmup << " (and one run on each rotated input set); timed iterations = " << o.rep_work
          << " G(FLOP|B) / work per run, clamped to [" << o.min_reps << ", " << o.max_reps
          << "]; median of the iterations; inputs rotated through "
          << (o.rotate_bytes > 0 ? std::to_string(o.rotate_bytes / 1048576.0) + " MiB"

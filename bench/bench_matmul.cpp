@@ -297,11 +297,12 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     // time over tilekit's time (0.5: tilekit takes twice the copy time of its bytes).
     const int64_t n = std::max<int64_t>(int64_t(set_bytes / 2 / sizeof(T)), 1);
     const int copy_sets = rotation_count(double(2 * n) * sizeof(T));
+    const int copy_warmup = warmup_runs(copy_sets);
     Kokkos::View<T*> src(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::copy_src"), copy_sets * n);
     Kokkos::View<T*> dst(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::copy_dst"), copy_sets * n);
     Kokkos::deep_copy(src, convert<T>(1.0f));
     ES().fence();
-    const Samples samples = time_iterations(state, warmup, [&](int64_t i) {
+    const Samples samples = time_iterations(state, copy_warmup, [&](int64_t i) {
       const int64_t o = (i % copy_sets) * n;
       Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(o, o + n)), Kokkos::subview(src, std::make_pair(o, o + n)));
     });
@@ -315,6 +316,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
     return;
   }
   const int sets = rotation_count(set_bytes);
+  const int warmup_all = warmup_runs(sets);
   Operands<T> ops(shape, sets);
   int last = 0;  // the set the last run wrote
 
@@ -328,13 +330,13 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
       return;
     }
     label = cfg.name();
-    samples = time_iterations(state, warmup, [&](int64_t i) {
+    samples = time_iterations(state, warmup_all, [&](int64_t i) {
       last = static_cast<int>(i % sets);
       launch_matmul(problem(ops, last, series.act, math, series.bias), cfg);
     });
   } else if (series.impl == Impl::kokkos_kernels) {
     label = "KokkosBlas::gemm (native, no TPL)";
-    samples = time_iterations(state, warmup, [&](int64_t i) {
+    samples = time_iterations(state, warmup_all, [&](int64_t i) {
       last = static_cast<int>(i % sets);
       kokkos_kernels_run(ops, last);
     });
@@ -345,7 +347,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
                                                        : "cblas_dgemm") +
             (series.act != Activation::none ? std::string(" + Kokkos ") + activation_name(series.act) + " pass"
                                             : std::string());
-    samples = time_iterations(state, warmup, [&](int64_t i) {
+    samples = time_iterations(state, warmup_all, [&](int64_t i) {
       last = static_cast<int>(i % sets);
       openblas_run(ops, last, series.act);
     });
@@ -358,7 +360,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   state.counters["N"] = double(shape.N);
   state.counters["K"] = double(shape.K);
   state.counters["buffers"] = sets;
-  state.counters["warmup"] = warmup;
+  state.counters["warmup"] = warmup_all;
   state.SetLabel(label);
 
   double tol = 0.0;
