@@ -37,11 +37,6 @@
 #define TILEKIT_SM90A_DEVICE 1
 #endif
 
-// n8 blocks an epilogue group for BN = 64 (store_wgmma_interior), a macro for A/B builds of one unit.
-#ifndef TILEKIT_WGMMA_EPILOGUE_GROUP_BN64
-#define TILEKIT_WGMMA_EPILOGUE_GROUP_BN64 8
-#endif
-
 namespace tilekit {
 namespace detail {
 
@@ -247,7 +242,7 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
   // 1024^3) nothing else hid it. Whole-tile phases let the compiler hoist every load: spills.
   // BN = 256: groups of 1 (the 168-register ws tile spilled 88 bytes with them, 160 with groups of 2,
   // 348 with 4; its two consumer warpgroups give each scheduler two warps to interleave).
-  constexpr int kGroup = BN >= 256 ? 1 : BN == 64 ? TILEKIT_WGMMA_EPILOGUE_GROUP_BN64 : 4;
+  constexpr int kGroup = BN >= 256 ? 1 : 4;
   static_assert((BN / 8) % kGroup == 0, "whole groups of n8 blocks");
   if constexpr (sizeof(TOut) == 2) {
     // 16-bit C: the two adjacent columns a lane holds per row (v = 0, 1 and 2, 3) are finished as one
