@@ -316,6 +316,24 @@ TYPED_TEST(MatmulTyped, EveryEpilogueMatchesReference) {
   }
 }
 
+TYPED_TEST(MatmulTyped, GeluOverAWideRangeMatchesReference) {
+  // alpha scales the products to about +-20 and +-70, so C spans gelu's middle and its saturated
+  // ends (x below about -21, where the f64 device form returns x * 0; f32 and 16-bit C from -10).
+  if (this->integer) GTEST_SKIP() << "gelu is not an integer epilogue";
+  for (double alpha : {6.0, 24.0}) {
+    for (bool bias : {false, true}) {
+      Case c;
+      c.M = 64;
+      c.N = 72;
+      c.K = 40;
+      c.alpha = alpha;
+      c.ep.bias = bias;
+      c.ep.act = Activation::gelu;
+      this->expect_matches(c);
+    }
+  }
+}
+
 TYPED_TEST(MatmulTyped, AlphaBetaCombinationsMatchReference) {
   for (double alpha : {1.0, -2.0, 0.0, 0.5}) {
     for (double beta : {0.0, 1.0, -1.0, 2.5}) {
