@@ -317,12 +317,6 @@ struct Sm80MmaMatmul {
     // Epilogue from the registers: a lane holds rows g and g+8 (g = lane / 4) and columns 2t, 2t+1
     // (t = lane % 4) of each m16n8 block.
     const int g = lane / 4, t = lane % 4;
-    // This lane's bias values, read before the first store (store_c_element_with_bias: read per
-    // element, f64 bias+gelu cost +30 us on a 111 us 1024^3 kernel, perf notes 28).
-#if !defined(TILEKIT_BIAS_PER_ELEMENT)
-    compute bias[NI][2];
-    read_fragment_bias<NI>(p, n0 + wn * WN, t, bias);
-#endif
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -331,11 +325,7 @@ struct Sm80MmaMatmul {
         for (int v = 0; v < 4; ++v) {
           const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
           const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
-#if defined(TILEKIT_BIAS_PER_ELEMENT)
           store_c_element(p, gi, gj, acc[i][j][v]);
-#else
-          store_c_element_with_bias(p, gi, gj, acc[i][j][v], bias[j][v % 2]);
-#endif
         }
       }
     }

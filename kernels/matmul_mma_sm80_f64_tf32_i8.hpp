@@ -304,12 +304,6 @@ struct Sm80MmaF64Tf32I8Matmul {
 
       // Epilogue from the registers: a lane holds rows g and g + 8 and columns 2t, 2t + 1 of each
       // m16n8 block.
-      // This lane's bias values, read before the first store (store_c_element_with_bias: read per
-      // element, f64 bias+gelu cost +30 us on a 111 us 1024^3 kernel, perf notes 28).
-#if !defined(TILEKIT_BIAS_PER_ELEMENT)
-      compute bias[NI][2];
-      read_fragment_bias<NI>(p, n0 + wn * WN, t, bias);
-#endif
 #pragma unroll
       for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -318,11 +312,7 @@ struct Sm80MmaF64Tf32I8Matmul {
           for (int v = 0; v < 4; ++v) {
             const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
             const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
-#if defined(TILEKIT_BIAS_PER_ELEMENT)
             store_c_element(p, gi, gj, compute(acc[i][j][v]));
-#else
-            store_c_element_with_bias(p, gi, gj, compute(acc[i][j][v]), bias[j][v % 2]);
-#endif
           }
         }
       }

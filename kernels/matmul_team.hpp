@@ -124,38 +124,6 @@ KOKKOS_FORCEINLINE_FUNCTION void store_c_element(const MatmulProblem<TIn, TOut>&
   out = convert<TOut>(activate(p.act, v));
 }
 
-/// store_c_element with the element's bias value read by the caller (used when p.bias is set).
-/// For kernels that store many elements a thread: read in the store loop, each bias value waits
-/// for the stores of C before it (the compiler must assume they may alias), one L2 round trip
-/// after another; read before the loop, they are in flight together (perf notes 28).
-template <class TIn, class TOut>
-KOKKOS_FORCEINLINE_FUNCTION void store_c_element_with_bias(const MatmulProblem<TIn, TOut>& p, int64_t gi,
-                                                           int64_t gj, typename TypeTraits<TIn>::compute ab,
-                                                           typename TypeTraits<TIn>::compute bias_value) {
-  using compute = typename TypeTraits<TIn>::compute;
-  if (gi >= p.M || gj >= p.N) return;
-  compute v = p.alpha * ab;
-  TOut& out = p.c(gi, gj);
-  if (p.beta != compute(0)) v += p.beta * convert<compute>(out);
-  if (p.bias) v += bias_value;
-  out = convert<TOut>(activate(p.act, v));
-}
-
-/// The bias values of the columns n0 + j * 8 + t * 2 + u (u = 0, 1) of an m16n8-fragment lane (the
-/// tensor-core kernels' epilogue layout), 0 past N or without a bias; read before any store of C.
-template <int NI, class TIn, class TOut>
-KOKKOS_FORCEINLINE_FUNCTION void read_fragment_bias(const MatmulProblem<TIn, TOut>& p, int64_t n0, int t,
-                                                    typename TypeTraits<TIn>::compute (&bias)[NI][2]) {
-  using compute = typename TypeTraits<TIn>::compute;
-#pragma unroll
-  for (int j = 0; j < NI; ++j)
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const int64_t gj = n0 + j * 8 + t * 2 + u;
-      bias[j][u] = p.bias && gj < p.N ? compute(p.bias[gj]) : compute(0);
-    }
-}
-
 /// Which way C takes whole vectors of SUB elements (checked once per team): 1 along its rows
 /// (column-major: unit row stride), 2 along its columns (row-major), 0 neither. The other stride
 /// must be a multiple of SUB and the base aligned to a vector, so that every vector starting at a
