@@ -38,6 +38,11 @@
 #include <cstdint>
 #include <type_traits>
 
+// 0: double-precision gelu and silu stay in the register epilogue (an A/B build of one kernel unit).
+#ifndef TILEKIT_F64_STAGED_ACTIVATION
+#define TILEKIT_F64_STAGED_ACTIVATION 1
+#endif
+
 namespace tilekit {
 namespace detail {
 
@@ -179,10 +184,47 @@ struct Sm80MmaF64Tf32I8Matmul {
     return std::size_t(STAGES) * kStageElems * kEB + 128;  // +128: the base is aligned up to 128 bytes
   }
 
+  /// Double-precision gelu and silu go through the stage buffers (run()); they hold a lane's values
+  /// for the whole team.
+  static constexpr bool kStagedTranscendental =
+      TILEKIT_F64_STAGED_ACTIVATION && std::is_same<compute, double>::value &&
+      std::size_t(BM) * BN * sizeof(compute) <= std::size_t(STAGES) * kStageElems * kEB;
+  /// Values a group of the staged loop: loaded and activated together, then stored (a store before
+  /// the next value's loads would keep them from being hoisted above it).
+  static constexpr int kStagedGroup = 8;
+
   MatmulProblem<TIn, TOut> p;
   int group_m;
   int tiles_m, tiles_n;
   int vector_length;
+
+#if defined(TILEKIT_SM80_DEVICE)
+  /// The staged epilogue of one lane: value e (block (i, j), element v, as the register epilogue
+  /// numbers them) from slots[e * kThreads + tid]; row0 / col0: the lane's first row and column.
+  template <Activation ACT>
+  __device__ void staged_activation(const compute* slots, int64_t row0, int64_t col0, int tid) const {
+    constexpr int kValues = MI * NI * 4;
+    static_assert(kValues % kStagedGroup == 0, "whole groups");
+#pragma unroll 1
+    for (int e0 = 0; e0 < kValues; e0 += kStagedGroup) {
+      compute y[kStagedGroup];
+      TOut* dst[kStagedGroup];
+#pragma unroll
+      for (int k = 0; k < kStagedGroup; ++k) {
+        const int e = e0 + k, i = e / (NI * 4), j = (e / 4) % NI, v = e % 4;
+        const int64_t gi = row0 + i * 16 + (v / 2) * 8, gj = col0 + j * 8 + v % 2;
+        dst[k] = gi < p.M && gj < p.N ? &p.c(gi, gj) : nullptr;
+        compute x = p.alpha * slots[e * kThreads + tid];
+        if (dst[k] && p.beta != compute(0)) x += p.beta * convert<compute>(*dst[k]);
+        if (dst[k] && p.bias) x += p.bias[gj];
+        y[k] = activate_fixed<ACT>(x);
+      }
+#pragma unroll
+      for (int k = 0; k < kStagedGroup; ++k)
+        if (dst[k]) *dst[k] = convert<TOut>(y[k]);
+    }
+  }
+#endif
 
   template <bool A_K, bool B_N>
   KOKKOS_INLINE_FUNCTION void run(TIn* smem, int64_t m0, int64_t n0, int tid, const member_type& team) const {
@@ -301,6 +343,29 @@ struct Sm80MmaF64Tf32I8Matmul {
         fill = fill + 1 == STAGES ? 0 : fill + 1;
       }
       cp_async_wait<0>();
+
+      // gelu and silu in double: from the registers they are latency-bound (one warp a scheduler at
+      // 254 registers, ~30 dependent double operations a value and no registers left to interleave
+      // values: +30 us a tile wave at 1024^3, perf notes 28). Parked in the stage buffers (free once
+      // every warp is past the last K step), the values go through a loop that has every register.
+      if constexpr (kStagedTranscendental) {
+        if (p.act == Activation::gelu || p.act == Activation::silu) {
+          team.team_barrier();  // every warp is done reading the stage buffers
+          compute* const slots = reinterpret_cast<compute*>(smem);
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+              for (int v = 0; v < 4; ++v) slots[((i * NI + j) * 4 + v) * kThreads + tid] = compute(acc[i][j][v]);
+          // (each thread reads back only its own slots: no barrier between)
+          if (p.act == Activation::gelu)
+            staged_activation<Activation::gelu>(slots, m0 + wm * WM + g, n0 + wn * WN + t * 2, tid);
+          else
+            staged_activation<Activation::silu>(slots, m0 + wm * WM + g, n0 + wn * WN + t * 2, tid);
+          return;
+        }
+      }
 
       // Epilogue from the registers: a lane holds rows g and g + 8 and columns 2t, 2t + 1 of each
       // m16n8 block.
