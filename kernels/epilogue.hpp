@@ -44,8 +44,9 @@ namespace detail {
 /// Newton steps: ~30 multiply-adds, no branch, no division (::tanh(double) branches by magnitude,
 /// divergent across a warp, and divides). H100, f64 128x64 tensor-core tile, 1024^3: bias+gelu
 /// 0.141-0.144 ms against 0.149-0.150 with ::tanh (none: 0.110-0.112); from 4096^3 within 1% of
-/// it. The rest of gelu's cost there is latency: one warp a scheduler at 254 registers (perf notes
-/// 28). Where 2^w would overflow (w > 1022: x below about -21) the result is x * 0 (-0: the limit;
+/// it. The rest of gelu's cost there was latency (one warp a scheduler at 254 registers): those
+/// tiles now run it from the stage buffers (matmul_mma_sm80_f64_tf32_i8.hpp, perf notes 28).
+/// Where 2^w would overflow (w > 1022: x below about -21) the result is x * 0 (-0: the limit;
 /// the true value is below 1e-300).
 __device__ inline double gelu_f64_device(double x) {
   constexpr double K0 = -2.3022081981443248;   // -2 log2(e) sqrt(2 / pi)
