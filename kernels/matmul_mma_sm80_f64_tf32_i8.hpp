@@ -42,6 +42,11 @@
 #ifndef TILEKIT_F64_STAGED_ACTIVATION
 #define TILEKIT_F64_STAGED_ACTIVATION 1
 #endif
+// 0: only gelu and silu take that path; the other epilogues (none, bias, relu, leaky_relu) stay in
+// the registers (an A/B build).
+#ifndef TILEKIT_F64_STAGED_EVERY_EPILOGUE
+#define TILEKIT_F64_STAGED_EVERY_EPILOGUE 1
+#endif
 
 namespace tilekit {
 namespace detail {
@@ -348,8 +353,11 @@ struct Sm80MmaF64Tf32I8Matmul {
       // 254 registers, ~30 dependent double operations a value and no registers left to interleave
       // values: +30 us a tile wave at 1024^3, perf notes 28). Parked in the stage buffers (free once
       // every warp is past the last K step), the values go through a loop that has every register.
+      // The same path for every other epilogue of these tiles (TILEKIT_F64_STAGED_EVERY_EPILOGUE):
+      // the register epilogue below, store_c_element per value with its run-time switch, costs ~18 us
+      // at 1024^3 where the staged gelu costs less than no activation from the registers.
       if constexpr (kStagedTranscendental) {
-        if (p.act == Activation::gelu || p.act == Activation::silu) {
+        if (TILEKIT_F64_STAGED_EVERY_EPILOGUE || p.act == Activation::gelu || p.act == Activation::silu) {
           team.team_barrier();  // every warp is done reading the stage buffers
           compute* const slots = reinterpret_cast<compute*>(smem);
 #pragma unroll
@@ -359,10 +367,18 @@ struct Sm80MmaF64Tf32I8Matmul {
 #pragma unroll
               for (int v = 0; v < 4; ++v) slots[((i * NI + j) * 4 + v) * kThreads + tid] = compute(acc[i][j][v]);
           // (each thread reads back only its own slots: no barrier between)
-          if (p.act == Activation::gelu)
-            staged_activation<Activation::gelu>(slots, m0 + wm * WM + g, n0 + wn * WN + t * 2, tid);
-          else
-            staged_activation<Activation::silu>(slots, m0 + wm * WM + g, n0 + wn * WN + t * 2, tid);
+          const int64_t row0 = m0 + wm * WM + g, col0 = n0 + wn * WN + t * 2;
+          switch (p.act) {
+            case Activation::gelu: staged_activation<Activation::gelu>(slots, row0, col0, tid); break;
+            case Activation::silu: staged_activation<Activation::silu>(slots, row0, col0, tid); break;
+#if TILEKIT_F64_STAGED_EVERY_EPILOGUE
+            case Activation::relu: staged_activation<Activation::relu>(slots, row0, col0, tid); break;
+            case Activation::leaky_relu: staged_activation<Activation::leaky_relu>(slots, row0, col0, tid); break;
+            default: staged_activation<Activation::none>(slots, row0, col0, tid); break;
+#else
+            default: break;
+#endif
+          }
           return;
         }
       }
