@@ -38,7 +38,7 @@
 #include <cstdint>
 #include <type_traits>
 
-// 0: double-precision gelu and silu stay in the register epilogue (an A/B build of one kernel unit).
+// 0: every double-precision epilogue stays in the registers (an A/B build of one kernel unit).
 #ifndef TILEKIT_F64_STAGED_ACTIVATION
 #define TILEKIT_F64_STAGED_ACTIVATION 1
 #endif
@@ -189,8 +189,8 @@ struct Sm80MmaF64Tf32I8Matmul {
     return std::size_t(STAGES) * kStageElems * kEB + 128;  // +128: the base is aligned up to 128 bytes
   }
 
-  /// Double-precision gelu and silu go through the stage buffers (run()); they hold a lane's values
-  /// for the whole team.
+  /// Double-precision epilogues go through the stage buffers (run(): every activation, or gelu and
+  /// silu only with TILEKIT_F64_STAGED_EVERY_EPILOGUE=0); they hold a lane's values for the whole team.
   static constexpr bool kStagedTranscendental =
       TILEKIT_F64_STAGED_ACTIVATION && std::is_same<compute, double>::value &&
       std::size_t(BM) * BN * sizeof(compute) <= std::size_t(STAGES) * kStageElems * kEB;
