@@ -191,7 +191,7 @@ struct Sm80MmaF64Tf32I8Matmul {
 
   /// Double-precision epilogues go through the stage buffers (run(): every activation, or gelu and
   /// silu only with TILEKIT_F64_STAGED_EVERY_EPILOGUE=0); they hold a lane's values for the whole team.
-  static constexpr bool kStagedTranscendental =
+  static constexpr bool kStagedF64Epilogue =
       TILEKIT_F64_STAGED_ACTIVATION && std::is_same<compute, double>::value &&
       std::size_t(BM) * BN * sizeof(compute) <= std::size_t(STAGES) * kStageElems * kEB;
   /// Values a group of the staged loop: loaded and activated together, then stored (a store before
@@ -356,7 +356,7 @@ struct Sm80MmaF64Tf32I8Matmul {
       // The same path for every other epilogue of these tiles (TILEKIT_F64_STAGED_EVERY_EPILOGUE):
       // the register epilogue below, store_c_element per value with its run-time switch, costs ~18 us
       // at 1024^3 where the staged gelu costs less than no activation from the registers.
-      if constexpr (kStagedTranscendental) {
+      if constexpr (kStagedF64Epilogue) {
         if (TILEKIT_F64_STAGED_EVERY_EPILOGUE || p.act == Activation::gelu || p.act == Activation::silu) {
           team.team_barrier();  // every warp is done reading the stage buffers
           compute* const slots = reinterpret_cast<compute*>(smem);
