@@ -39,13 +39,17 @@ const char* activation_name(Activation a);
 namespace detail {
 #if defined(__CUDA_ARCH__) && !defined(TILEKIT_F64_GELU_TANH)
 /// gelu in double on CUDA devices: the tanh form as x / (1 + 2^w), w = x (K0 + K1 x^2) (the f32
-/// device path's identity, activate_fixed below), 2^w from its exponent bits and a degree-13 Taylor
-/// polynomial of 2^f, |f| <= 1/2 (truncation 4e-18), 1 / (1 + 2^w) from rcp.approx.ftz.f64 and two
-/// Newton steps: ~30 multiply-adds, no branch, no division (::tanh(double) branches by magnitude,
-/// divergent across a warp, and divides). H100, f64 128x64 tensor-core tile, 1024^3: bias+gelu
-/// 0.141-0.144 ms against 0.149-0.150 with ::tanh (none: 0.110-0.112); from 4096^3 within 1% of
-/// it. The rest of gelu's cost there was latency (one warp a scheduler at 254 registers): those
-/// tiles now run it from the stage buffers (matmul_mma_sm80_f64_tf32_i8.hpp, perf notes 28).
+/// device path's identity, activate_fixed below); no branch, no division (::tanh(double) branches
+/// by magnitude, divergent across a warp, and divides). 2^w = 2^n 2^f: n = w rounded by adding and
+/// subtracting 1.5 x 2^52 (two additions; n's bits are then s's low word, so neither rint nor a
+/// double-to-int conversion runs: both take the 16-a-clock conversion pipe on sm_90, a quarter of
+/// the double FMA rate), 2^f (|f| <= 1/2) a degree-11 near-minimax polynomial (Chebyshev fit,
+/// 3e-18), 1 / (1 + 2^w) from rcp.approx.ftz.f64 (~2^-22) and one third-order Newton step
+/// r (1 + e + e^2), e = 1 - d r (error ~e^3 < 2^-63). About 25 double operations a value.
+/// History (H100, f64 128x64 tensor-core tile, 1024^3, bias+gelu): ::tanh 0.149-0.150 ms, this
+/// identity with a degree-13 Taylor polynomial, rint, F2I and two Newton steps 0.141-0.144 (perf
+/// notes 28), then run from the stage buffers (matmul_mma_sm80_f64_tf32_i8.hpp); the shift and the
+/// shorter polynomial: perf notes 30.
 /// Where 2^w would overflow (w > 1022: x below about -21) the result is x * 0 (-0: the limit;
 /// the true value is below 1e-300).
 __device__ inline double gelu_f64_device(double x) {
@@ -53,27 +57,28 @@ __device__ inline double gelu_f64_device(double x) {
   constexpr double K1 = -0.1029432395800235;   // K0 x 0.044715
   const double w = x * (K1 * (x * x) + K0);
   const double wc = fmin(fmax(w, -1022.0), 1022.0);
-  const double nf = rint(wc);
-  const double f = wc - nf;  // exact, in [-1/2, 1/2]
-  double p = 1.3691488853904128e-12;  // ln(2)^k / k!, k = 13 .. 0
-  p = fma(p, f, 2.5678435993488206e-11);
-  p = fma(p, f, 4.4455382718708116e-10);
-  p = fma(p, f, 7.054911620801123e-09);
-  p = fma(p, f, 1.01780860092397e-07);
-  p = fma(p, f, 1.321548679014431e-06);
-  p = fma(p, f, 1.5252733804059841e-05);
-  p = fma(p, f, 1.540353039338161e-04);
-  p = fma(p, f, 1.3333558146428443e-03);
-  p = fma(p, f, 9.618129107628477e-03);
-  p = fma(p, f, 5.550410866482158e-02);
-  p = fma(p, f, 2.4022650695910072e-01);
+  constexpr double kShift = 6755399441055744.0;  // 1.5 x 2^52: wc + kShift has a unit ulp
+  const double s = wc + kShift;
+  const double nf = s - kShift;                  // wc rounded to nearest (even), exact
+  const double f = wc - nf;                      // exact, in [-1/2, 1/2]
+  const int n = __double2loint(s);               // nf as an int: |n| <= 1022 < 2^31
+  double p = 4.4558179083360645e-10;             // 2^f on [-1/2, 1/2], degree 11
+  p = fma(p, f, 7.074194297288521e-09);
+  p = fma(p, f, 1.0178057087733941e-07);
+  p = fma(p, f, 1.3215432535912375e-06);
+  p = fma(p, f, 1.5252733841556773e-05);
+  p = fma(p, f, 1.5403530463724353e-04);
+  p = fma(p, f, 1.333355814640647e-03);
+  p = fma(p, f, 9.618129107587256e-03);
+  p = fma(p, f, 5.5504108664821625e-02);
+  p = fma(p, f, 2.4022650695910158e-01);
   p = fma(p, f, 6.931471805599453e-01);
   p = fma(p, f, 1.0);
-  const double d = 1.0 + p * __longlong_as_double(static_cast<long long>(static_cast<int>(nf) + 1023) << 52);
+  const double d = fma(p, __hiloint2double((n + 1023) << 20, 0), 1.0);
   double r;
   asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
-  r = fma(r, fma(-d, r, 1.0), r);
-  r = fma(r, fma(-d, r, 1.0), r);
+  const double e = fma(-d, r, 1.0);
+  r = fma(r, fma(e, e, e), r);
   return w > 1022.0 ? x * 0.0 : x * r;
 }
 #endif

@@ -728,6 +728,24 @@ TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGp
   EXPECT_FALSE(tuning::default_matmul_config(backend, DType::f64, 8192, 8192, 65536).ws);
 }
 
+TEST(MatmulDefaults, DoubleTakesTheSmallTensorCoreTileWhereTheLargeOneLeavesSmsIdle) {
+  // CUDA sm_80+: the 128x64 DMMA tile where its tiles number at least the SMs, else 64x64 (two teams
+  // an SM); on a GPU of 100+ SMs 1024^3 has 128 tiles of 128x64 and takes 64x64, 2048^3 (512) not.
+  const std::string backend = backend_name();
+  const MatmulConfig big = tuning::default_matmul_config(backend, DType::f64, 2048, 2048, 2048);
+  if (!big.mma) GTEST_SKIP() << "no tensor-core f64 default on this backend/device";
+  const int64_t sms = Kokkos::DefaultExecutionSpace().concurrency() / 2048;
+  EXPECT_EQ(big.bm, 128) << big.name();
+  EXPECT_EQ(big.bn, 64) << big.name();
+  for (int64_t n : {int64_t(512), int64_t(1024), int64_t(1536)}) {
+    const MatmulConfig c = tuning::default_matmul_config(backend, DType::f64, n, n, n);
+    const int64_t big_tiles = ((n + 127) / 128) * ((n + 63) / 64);
+    EXPECT_TRUE(c.mma) << c.name();
+    EXPECT_EQ(c.bm, big_tiles < sms ? 64 : 128) << n << "^3 on " << sms << " SMs: " << c.name();
+    EXPECT_EQ(c.bn, 64) << c.name();
+  }
+}
+
 TEST(MatmulDefaults, HostThinColumnBlocksKeepTheirRunningSumsInL1) {
   // Host backends: a thin team's block of columns holds row class x columns sums of the compute
   // type, at most kThinHostSumsBytes; long products take the largest such block (one f32 row: 4096).

@@ -56,6 +56,11 @@ constexpr int64_t kCudaWgmmaDeepKMin = 2048;
 constexpr const char* kCudaWgmmaMid = "bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
+// f64 where the 128x64 tiles number fewer than the SMs (1024^3: 128 tiles for 132 SMs, one team of
+// 4 warps each): the 64x64 DMMA tile, two teams an SM. H100, Nsight Compute, column-major, kernel us
+// (session 21, perf notes 30): 1024^3 58.0-58.3 against 69.6-69.7 for 128x64; 2048^3 (512 tiles of
+// 128x64) 431 against 411.
+constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 // f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (kernels/matmul_wgmma_ws_sm90.hpp;
 // operands that are not K-major are packed first). H100, column-major, `tilekit matmul`, one call:
@@ -281,6 +286,11 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
         throw std::logic_error(why);
       if (K >= kCudaWgmmaDeepKMin && teams(deep) >= slots - slots / 8) return deep;
       if (teams(mid) >= slots / 2) return mid;
+    }
+    if (input == DType::f64 && teams(base) < slots) {
+      MatmulConfig small = base;
+      if (!MatmulConfig::parse(kCudaDmmaSmall, small, why)) throw std::logic_error(why);
+      return small;
     }
     if (base.wgmma && teams(base) < slots) {
       MatmulConfig small = base;
