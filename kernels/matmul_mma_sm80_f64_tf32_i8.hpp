@@ -47,6 +47,10 @@
 #ifndef TILEKIT_F64_STAGED_EVERY_EPILOGUE
 #define TILEKIT_F64_STAGED_EVERY_EPILOGUE 1
 #endif
+// 0: the stage buffers' pointer aligned from Kokkos' generic scratch pointer (an A/B build).
+#ifndef TILEKIT_F64_TC_SHARED_SYMBOL
+#define TILEKIT_F64_TC_SHARED_SYMBOL 1
+#endif
 
 namespace tilekit {
 namespace detail {
@@ -421,8 +425,14 @@ struct Sm80MmaF64Tf32I8Matmul {
       int tile_m, tile_n;
       grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
       const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
+#if TILEKIT_F64_TC_SHARED_SYMBOL
+      // From the __shared__ symbol (team_scratch_aligned), so that the fragment reads and the staged
+      // epilogue's slots are LDS/STS with 32-bit addresses, not generic LD.E/ST.E (perf notes 30).
+      TIn* smem = team_scratch_aligned<TIn, 128>(team, scratch_bytes(), kScratchLevel);
+#else
       char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
       TIn* smem = reinterpret_cast<TIn*>((reinterpret_cast<uintptr_t>(raw) + 127) & ~uintptr_t(127));
+#endif
       const int tid = team.team_rank() * vector_length + vector_lane();
       // The staged layouts follow the operands' contiguous dimension.
       with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(smem, m0, n0, tid, team); });

@@ -68,23 +68,28 @@ KOKKOS_INLINE_FUNCTION void team_tile_origin(int league_rank, int group_m, int t
 extern __shared__ __align__(16) unsigned char tilekit_dynamic_smem[];
 #endif
 
-/// The team's level-`level` scratch of `bytes` (which include 15 bytes of slack), as T aligned up
-/// to 16 bytes for vector reads.
+/// The team's level-`level` scratch of `bytes` (which include ALIGN - 1 bytes of slack), as T
+/// aligned up to ALIGN bytes (16 for vector reads; 128 for the tensor-core tiles' stage buffers).
 ///
 /// CUDA, level 0: Kokkos hands the scratch out as a generic pointer, which nvcc reads and writes
 /// with generic instructions (LD.E/ST.E: 64-bit addresses, the generic-to-shared window check, a
 /// longer latency; Nsight Compute's source view of the f32 SIMT kernel showed its micro-kernel
 /// reading scratch so). The same address rebuilt as an offset from a __shared__ symbol lets the
 /// compiler see the address space and emit LDS/STS with 32-bit addresses. Level 1 is global memory.
-template <class T, class Member>
-KOKKOS_INLINE_FUNCTION T* team_scratch_aligned16(const Member& team, std::size_t bytes, int level) {
+template <class T, int ALIGN = 16, class Member>
+KOKKOS_INLINE_FUNCTION T* team_scratch_aligned(const Member& team, std::size_t bytes, int level) {
+  static_assert(ALIGN > 0 && (ALIGN & (ALIGN - 1)) == 0, "a power of two");
   char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(bytes));
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15);
+  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + (ALIGN - 1)) & ~uintptr_t(ALIGN - 1);
 #if defined(__CUDA_ARCH__)
   if (level == 0)
     return reinterpret_cast<T*>(tilekit_dynamic_smem + (aligned - reinterpret_cast<uintptr_t>(tilekit_dynamic_smem)));
 #endif
   return reinterpret_cast<T*>(aligned);
+}
+template <class T, class Member>
+KOKKOS_INLINE_FUNCTION T* team_scratch_aligned16(const Member& team, std::size_t bytes, int level) {
+  return team_scratch_aligned<T, 16>(team, bytes, level);
 }
 
 /// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
