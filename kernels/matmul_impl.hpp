@@ -146,7 +146,7 @@ struct BlockedMatmul {
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     int64_t m0, n0;
     team_tile_origin<BM, BN>(team.league_rank(), group_m, tiles_m, tiles_n, m0, n0);
-    compute* As = team_scratch_aligned16<compute>(team, scratch_bytes(), kScratchLevel);
+    compute* As = team_scratch_aligned<compute>(team, scratch_bytes(), kScratchLevel);
     compute* Bs = As + BK * AS_LD;
     const int tid = team.team_rank() * vector_length + vector_lane();
 

@@ -384,7 +384,7 @@ struct SimtWarpMatmul {
     const int64_t K = kSplitK ? (p.K - k0 < k_per_split ? p.K - k0 : k_per_split) : p.K;
     int64_t m0, n0;
     team_tile_origin<BM, BN>(tile, group_m, tiles_m, tiles_n, m0, n0);
-    compute* As = team_scratch_aligned16<compute>(team, scratch_bytes(), kScratchLevel);
+    compute* As = team_scratch_aligned<compute>(team, scratch_bytes(), kScratchLevel);
     const int tid = team.team_rank() * vector_length + vector_lane();
 
     // The thread's place: warp tile (warp_m, warp_n), lane (lane_m, lane_n) in the 8 x 4 grid.

@@ -87,10 +87,6 @@ KOKKOS_INLINE_FUNCTION T* team_scratch_aligned(const Member& team, std::size_t b
 #endif
   return reinterpret_cast<T*>(aligned);
 }
-template <class T, class Member>
-KOKKOS_INLINE_FUNCTION T* team_scratch_aligned16(const Member& team, std::size_t bytes, int level) {
-  return team_scratch_aligned<T, 16>(team, bytes, level);
-}
 
 /// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill
 /// whole vectors (the caller keeps src 16-byte aligned then: scratch base, row pitch and offsets).

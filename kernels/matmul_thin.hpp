@@ -137,7 +137,7 @@ struct ThinMatmul {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int level = kScratchLevel;
-    compute* scratch = team_scratch_aligned16<compute>(team, scratch_bytes(cols, kgroups), level);
+    compute* scratch = team_scratch_aligned<compute>(team, scratch_bytes(cols, kgroups), level);
     const int64_t l0 = int64_t(team.league_rank()) * cols * CPT;
     if constexpr (kGpu)
       run_gpu(team, scratch, l0);
