@@ -36,6 +36,10 @@ struct Epilogue {
 
 const char* activation_name(Activation a);
 
+/// A kernel's activation template argument (an int of Activation) where the kernel reads the
+/// problem's activation at run time instead (a switch over one epilogue per activation).
+constexpr int kActivationAtRunTime = -1;
+
 namespace detail {
 #if defined(__CUDA_ARCH__) && !defined(TILEKIT_F64_GELU_TANH)
 /// gelu in double on CUDA devices: the tanh form as x / (1 + 2^w), w = x (K0 + K1 x^2) (the f32

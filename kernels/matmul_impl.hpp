@@ -353,16 +353,30 @@ bool tile_in_menu(tuning::TileList<Tiles...>, const MatmulConfig& cfg) {
   return (cfg.same_tile(Tiles::config()) || ...);
 }
 
-template <class TIn, class TOut, class Tile>
-auto make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
-  using ES = Kokkos::DefaultExecutionSpace;
-  MatmulFunctor<ES, Tile, TIn, TOut> f;
+template <class TIn, class TOut, class Tile,
+          class F = MatmulFunctor<Kokkos::DefaultExecutionSpace, Tile, TIn, TOut>>
+F make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  F f;
   f.p = p;
   f.group_m = cfg.group_m;
   f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
   f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
   f.vector_length = cfg.vector_length;
   return f;
+}
+
+/// Calls g(TypeTag<F>{}) with F the functor that runs problem p on Tile: MatmulFunctor, but for the
+/// warp-specialised tiles the kernel compiled for p's activation (with_ws_activation). The checks
+/// (its team size limit) and the launch both take it from here.
+template <class Tile, class TIn, class TOut, class G>
+void with_functor(const MatmulProblem<TIn, TOut>& p, G&& g) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90)
+    with_ws_activation(p.act, [&](auto act) {
+      g(TypeTag<Sm90WgmmaWsMatmul<ES, Tile, TIn, TOut, decltype(act)::value>>{});
+    });
+  else
+    g(TypeTag<MatmulFunctor<ES, Tile, TIn, TOut>>{});
 }
 
 }  // namespace detail
@@ -415,6 +429,9 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("sizes above 2^40 are not supported (got M={}, N={}, K={})", p.M, p.N, p.K);
 
   // --- types and epilogue
+  if (int(p.act) < int(Activation::none) || int(p.act) > int(Activation::gelu))
+    return fmt::format("activation {} (as an int) is not an Activation; allowed: none, relu, leaky_relu, silu, gelu",
+                       int(p.act));
   if (std::is_integral<compute>::value && p.act != Activation::none && p.act != Activation::relu)
     return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed: none, relu",
                        activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
@@ -442,14 +459,16 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     needs_tf32 = Tile::tf32;
     micro_tiles = Tile::micro_tiles;
     host_threads = Tile::threads;
-    using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
-    scratch = F::scratch_bytes();
-    if (cfg.vector_length >= 1) {
-      const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
-      typename F::policy_type policy(1, 1, cfg.vector_length);
-      policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(scratch));
-      team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
-    }
+    detail::with_functor<Tile>(p, [&](auto functor) {
+      using F = typename decltype(functor)::type;
+      scratch = F::scratch_bytes();
+      if (cfg.vector_length >= 1) {
+        const F f = detail::make_functor<TIn, TOut, Tile, F>(p, cfg);
+        typename F::policy_type policy(1, 1, cfg.vector_length);
+        policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(scratch));
+        team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
+      }
+    });
   });
   if (!in_menu && !detail::tile_in_menu(tuning::MatmulTiles<ES>{}, cfg))
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
@@ -543,29 +562,31 @@ void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
   }
   detail::dispatch_tile<TIn>(tuning::MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
-    using F = detail::MatmulFunctor<ES, Tile, TIn, TOut>;
-    const F f = detail::make_functor<TIn, TOut, Tile>(p, cfg);
-    const std::string label = fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
-                                          dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name());
-    if constexpr (Tile::kernel == tuning::TileKernel::host_packed) {
-      detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
-    } else {
-      if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90) {
-        detail::launch_wgmma_ws(f, cfg, label, space);  // a persistent grid; TMA descriptors first
+    detail::with_functor<Tile>(p, [&](auto functor) {
+      using F = typename decltype(functor)::type;
+      const F f = detail::make_functor<TIn, TOut, Tile, F>(p, cfg);
+      const std::string label = fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
+                                            dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name());
+      if constexpr (Tile::kernel == tuning::TileKernel::host_packed) {
+        detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
       } else {
-        if constexpr (tuning::TileSplitsK<Tile>::value) {
-          const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
-          if (plan.splits > 1) {
-            detail::launch_simt_split_k<Tile>(p, cfg, plan, space, label);
-            return;
+        if constexpr (Tile::kernel == tuning::TileKernel::wgmma_ws_sm90) {
+          detail::launch_wgmma_ws(f, cfg, label, space);  // a persistent grid; TMA descriptors first
+        } else {
+          if constexpr (tuning::TileSplitsK<Tile>::value) {
+            const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
+            if (plan.splits > 1) {
+              detail::launch_simt_split_k<Tile>(p, cfg, plan, space, label);
+              return;
+            }
           }
+          const int league = f.tiles_m * f.tiles_n;
+          typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+          policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+          Kokkos::parallel_for(label, policy, f);
         }
-        const int league = f.tiles_m * f.tiles_n;
-        typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
-        policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
-        Kokkos::parallel_for(label, policy, f);
       }
-    }
+    });
   });
 }
 

@@ -303,8 +303,10 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
 /// store_wgmma_interior; edge blocks the masked element path. tile_bias: null, or the bias of columns
-/// n0 .. n0 + BN - 1 staged in shared memory by the caller (read there by the interior path).
-template <int BN, class TIn, class TOut>
+/// n0 .. n0 + BN - 1 staged in shared memory by the caller (read there by the interior path). ACT:
+/// kActivationAtRunTime (the interior path switches over p.act, one inlined copy per activation), or
+/// the one activation (an int of Activation) the kernel was compiled for, p.act being that one.
+template <int BN, int ACT = kActivationAtRunTime, class TIn, class TOut>
 __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                                 int64_t row0, int64_t n0, int tid_in_wg,
                                                 const float* tile_bias = nullptr) {
@@ -312,13 +314,18 @@ __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& 
   if (row0 + 64 <= p.M && n0 + BN <= p.N) {
     const int64_t r0 = row0 + warp * 16 + g, c0 = n0 + t * 2;
     const float* const tb = tile_bias ? tile_bias + t * 2 : nullptr;
-    switch (p.act) {
-      case Activation::none: store_wgmma_interior<BN, Activation::none>(p, acc, r0, c0, tb); return;
-      case Activation::relu: store_wgmma_interior<BN, Activation::relu>(p, acc, r0, c0, tb); return;
-      case Activation::leaky_relu: store_wgmma_interior<BN, Activation::leaky_relu>(p, acc, r0, c0, tb); return;
-      case Activation::silu: store_wgmma_interior<BN, Activation::silu>(p, acc, r0, c0, tb); return;
-      case Activation::gelu: store_wgmma_interior<BN, Activation::gelu>(p, acc, r0, c0, tb); return;
-      default: break;
+    if constexpr (ACT != kActivationAtRunTime) {
+      store_wgmma_interior<BN, Activation(ACT)>(p, acc, r0, c0, tb);
+      return;
+    } else {
+      switch (p.act) {
+        case Activation::none: store_wgmma_interior<BN, Activation::none>(p, acc, r0, c0, tb); return;
+        case Activation::relu: store_wgmma_interior<BN, Activation::relu>(p, acc, r0, c0, tb); return;
+        case Activation::leaky_relu: store_wgmma_interior<BN, Activation::leaky_relu>(p, acc, r0, c0, tb); return;
+        case Activation::silu: store_wgmma_interior<BN, Activation::silu>(p, acc, r0, c0, tb); return;
+        case Activation::gelu: store_wgmma_interior<BN, Activation::gelu>(p, acc, r0, c0, tb); return;
+        default: break;
+      }
     }
   }
 #pragma unroll

@@ -106,7 +106,10 @@ __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 }
 #endif
 
-template <class ExecSpace, class Tile, class TIn, class TOut>
+/// ACT: the activation the consumers' epilogue is compiled for (an int of Activation; the launch
+/// instantiates one kernel per activation, with_ws_activation), or kActivationAtRunTime (one kernel
+/// with every activation's epilogue behind a switch).
+template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime>
 struct Sm90WgmmaWsMatmul {
   using compute = float;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
@@ -306,7 +309,7 @@ struct Sm90WgmmaWsMatmul {
             consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
         if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias copies visible to the warpgroup
-        store_wgmma_accumulators<BN>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
+        store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
         if (p.bias) consumer_barrier_sync<kConsumers>(c);  // read by all before the next tile's copy
       }
 #else
@@ -315,6 +318,36 @@ struct Sm90WgmmaWsMatmul {
     }
   }
 };
+
+#ifndef TILEKIT_WS_FIXED_ACTIVATION
+#define TILEKIT_WS_FIXED_ACTIVATION 1
+#endif
+
+/// Calls g(std::integral_constant<int, A>{}) with A the activation template argument of the
+/// warp-specialised kernel that runs activation `act`: act itself, so that each kernel has one
+/// epilogue and it follows the main loop in the code. With the five epilogues behind a switch in
+/// one kernel (TILEKIT_WS_FIXED_ACTIVATION=0, kActivationAtRunTime) their straight-line copies
+/// (600-1200 instructions each) lay at different distances from the main loop, and Nsight Compute
+/// showed the far ones stalling on instruction fetch ('no instruction': f16 1024^3 64x128 bias+gelu
+/// 138 of its epilogue's 334 stall samples, the copy right after the loop none; docs/perf-notes.md
+/// section 30). Costs compile time: five ws kernels a tile instead of one.
+template <class G>
+void with_ws_activation(Activation act, G&& g) {
+#if TILEKIT_WS_FIXED_ACTIVATION
+  switch (act) {
+    case Activation::none: g(std::integral_constant<int, int(Activation::none)>{}); return;
+    case Activation::relu: g(std::integral_constant<int, int(Activation::relu)>{}); return;
+    case Activation::leaky_relu: g(std::integral_constant<int, int(Activation::leaky_relu)>{}); return;
+    case Activation::silu: g(std::integral_constant<int, int(Activation::silu)>{}); return;
+    case Activation::gelu: g(std::integral_constant<int, int(Activation::gelu)>{}); return;
+  }
+  throw std::invalid_argument("tilekit: activation " + std::to_string(int(act)) +
+                              " is none of none, relu, leaky_relu, silu, gelu");
+#else
+  (void)act;
+  g(std::integral_constant<int, kActivationAtRunTime>{});
+#endif
+}
 
 /// Copies an R x L operand (element (i, j) at src[i * rs + j * cs]) into dst[i * pitch + j], rows
 /// contiguous along j (K), for the TF32 tile's TMA loads. One team per 64 x 64 block, through a

@@ -995,4 +995,17 @@ TEST(MatmulRejects, NonReluActivationsForIntegerAccumulators) {
   }
 }
 
+TEST(MatmulRejects, AnActivationOutsideTheEnum) {
+  // A library caller can cast any int to Activation; the kernels (one per activation on the
+  // warp-specialised tiles) are only compiled for the five.
+  Kokkos::View<float**> A("A", 4, 4), B("B", 4, 4), C("C", 4, 4);
+  try {
+    matmul(Op::N, Op::N, 1, A, B, 0, C, default_config<float>(), static_cast<Activation>(7));
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("activation 7 (as an int) is not an Activation"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
