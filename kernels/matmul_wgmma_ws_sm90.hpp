@@ -29,7 +29,7 @@
 // are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
 // mma.sync TF32 tile rounds to nearest instead).
 //
-// Why a lag of kLag = STAGES - 2 steps before publishing: a producer thread can only fence copies that
+// Why a lag of kLag = STAGES - 2 steps (STAGES - 3 where two consumers split K) before publishing: a producer thread can only fence copies that
 // have landed, and waiting for a recent step would hold the next copies behind a global-memory
 // latency (a lag of one step kept the producer about one step ahead).
 #pragma once
@@ -124,9 +124,14 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int kKSplit = Tile::split_k ? 2 : 1;
   static constexpr int kConsumers = BM / 64 * kKSplit;  // consumer warpgroups
   static constexpr int kProducerThreads = 128;  // warpgroup 0
-  // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
-  // consumers release a buffer one step late (the MMA group that reads it stays in flight).
-  static constexpr int kLag = STAGES - 2;
+  // Steps the producer keeps in flight before publishing the oldest (cp.async): at most STAGES - 1 -
+  // kKSplit. A consumer releases a step's buffer only once it has issued its next step (the MMA
+  // group that reads it stays in flight), kKSplit steps later; the producer publishes step st after
+  // issuing step st + kLag, which waits for the release of step st + kLag - STAGES: with a larger lag
+  // that release waits for a step the producer has not published yet (consumers splitting K, 4
+  // stages, lag 2: a deadlock).
+  static constexpr int kLag = STAGES - 1 - (Tile::split_k ? 2 : 1);
+  static_assert(kLag >= 1, "at least one step in flight: more stages");
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
   static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value : mma_input_supported<TIn>();

@@ -257,9 +257,10 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  WgmmaTileShape<64, 64, 64, 4, 2, true>,
                                  // ... and both with two consumer warpgroups splitting K (_wsk: 384
                                  // threads, +32 / +16 KB of exchange), so that a tile's epilogue
-                                 // runs on 8 warps where one team a SM leaves it exposed
-                                 WgmmaTileShape<64, 128, 64, 4, 1, true, false, true>,
-                                 WgmmaTileShape<64, 64, 64, 4, 1, true, false, true>,
+                                 // runs on 8 warps where one team a SM leaves it exposed; 6 stages
+                                 // (177 / 113 KB): each consumer holds two buffers
+                                 WgmmaTileShape<64, 128, 64, 6, 1, true, false, true>,
+                                 WgmmaTileShape<64, 64, 64, 6, 1, true, false, true>,
                                  // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
                                  // that are not K-major are packed first (launch_wgmma_ws)
                                  WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
