@@ -8,7 +8,7 @@ namespace tilekit {
 
 std::string MatmulConfig::tile_name() const {
   if (thin) return fmt::format("thin_l{}_k{}", thin_cols, thin_kgroups);
-  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}{}", bm, bn, bk, tm, tn, ws_split_k ? "_wsk" : ws ? "_ws" : wgmma ? "_wg" : mma ? "_tc" : "");
+  return fmt::format("bm{}_bn{}_bk{}_tm{}_tn{}{}", bm, bn, bk, tm, tn, ws ? "_ws" : wgmma ? "_wg" : mma ? "_tc" : "");
 }
 
 std::string MatmulConfig::name() const {
@@ -20,7 +20,7 @@ std::string MatmulConfig::name() const {
 
 bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& why) {
   static const std::regex re(
-      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg|_wsk|_ws)?(?:_s(\d{1,3}))?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
+      R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg|_ws)?(?:_s(\d{1,3}))?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
   // Thin configs carry no team shape: the kernel derives it (matmul_thin.hpp).
   static const std::regex thin_re(R"(thin_l(\d{1,4})_k(\d{1,3}))");
   std::smatch m;
@@ -36,7 +36,7 @@ bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& w
   }
   if (!std::regex_match(s, m, re)) {
     why = "malformed config name '" + s +
-          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc|_wg|_ws|_wsk][_s<int>][_g<int>][_t<int>][_v<int>], "
+          "' (expected bm<int>_bn<int>_bk<int>_tm<int>_tn<int>[_tc|_wg|_ws][_s<int>][_g<int>][_t<int>][_v<int>], "
           "e.g. bm64_bn64_bk16_tm4_tn4_g8, or thin_l<int>_k<int> for M or N up to 16)";
     return false;
   }
@@ -49,8 +49,7 @@ bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& w
   c.tn = std::stoi(m[5]);
   c.mma = m[6].matched;
   c.wgmma = m[6].matched && m[6].str() != "_tc";
-  c.ws = m[6].matched && (m[6].str() == "_ws" || m[6].str() == "_wsk");
-  c.ws_split_k = m[6].matched && m[6].str() == "_wsk";
+  c.ws = m[6].matched && m[6].str() == "_ws";
   c.k_splits = m[7].matched ? std::stoi(m[7]) : 1;
   if (m[8].matched) c.group_m = std::stoi(m[8]);
   if (m[9].matched) c.team_size = std::stoi(m[9]);

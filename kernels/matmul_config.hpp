@@ -20,10 +20,6 @@ struct MatmulConfig {
   bool wgmma = false;     ///< Hopper warpgroup-MMA tile (also mma): each warpgroup of 4 warps owns tm x tn
   /// warp-specialised warpgroup-MMA tile (also wgmma and mma): one more warpgroup only copies
   bool ws = false;
-  /// warp-specialised tile whose consumer warpgroups come in pairs that split K (each pair: the same
-  /// rows of C over alternate K steps; their partial sums are exchanged in scratch and each finishes
-  /// half of the columns): "_wsk" instead of "_ws"
-  bool ws_split_k = false;
   /// Thin kernel (kernels/matmul_thin.hpp) instead of a tile: for M or N up to
   /// tuning::kThinMaxRows, each team owns thin_cols columns of the long side of C over all of K
   /// (bm..tn, group_m, team_size and vector_length unused: the kernel derives its team shape)
@@ -43,10 +39,9 @@ struct MatmulConfig {
   /// "bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1" (K split in 4; no "_s" when k_splits is 1), "thin_l32_k8"
   std::string name() const;
   /// "bm128_bn128_bk8_tm8_tn8" (the compile-time part only; "_tc" marks a tensor-core tile, "_wg" a
-  /// Hopper warpgroup-MMA tile, "_ws" a warp-specialised one, "_wsk" one whose consumers split K), or
-  /// "thin_l32_k8"
+  /// Hopper warpgroup-MMA tile, "_ws" a warp-specialised one), or "thin_l32_k8"
   std::string tile_name() const;
-  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg|_ws|_wsk][_s..][_g..][_t..][_v..]" (fields left out keep the values
+  /// Parses "bm.._bn.._bk.._tm.._tn..[_tc|_wg|_ws][_s..][_g..][_t..][_v..]" (fields left out keep the values
   /// in `out`) or "thin_l.._k.." (the thin kernel derives its team shape; team_size and
   /// vector_length are 0). On failure returns false and says why.
   static bool parse(const std::string& s, MatmulConfig& out, std::string& why);
@@ -54,7 +49,7 @@ struct MatmulConfig {
   bool same_tile(const MatmulConfig& o) const {
     if (thin || o.thin) return thin == o.thin && thin_cols == o.thin_cols && thin_kgroups == o.thin_kgroups;
     return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn && mma == o.mma && wgmma == o.wgmma &&
-           ws == o.ws && ws_split_k == o.ws_split_k;
+           ws == o.ws;
   }
   bool operator==(const MatmulConfig& o) const {
     return same_tile(o) &&

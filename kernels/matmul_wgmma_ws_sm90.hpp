@@ -29,7 +29,7 @@
 // are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
 // mma.sync TF32 tile rounds to nearest instead).
 //
-// Why a lag of kLag = STAGES - 2 steps (STAGES - 3 where two consumers split K) before publishing: a producer thread can only fence copies that
+// Why a lag of kLag = STAGES - 2 steps before publishing: a producer thread can only fence copies that
 // have landed, and waiting for a recent step would hold the next copies behind a global-memory
 // latency (a lag of one step kept the producer about one step ahead).
 #pragma once
@@ -118,20 +118,11 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
   static constexpr int STAGES = Tile::STAGES;
   static constexpr int kThreads = Tile::threads;
-  // Consumer warpgroups that share 64 rows of C and split its K steps (Tile::split_k, "_wsk"):
-  // consumer c takes the team's steps with step % kKSplit == c % kKSplit (STAGES even, so each stage
-  // buffer always serves the same consumer and its barrier phases are waited for in order).
-  static constexpr int kKSplit = Tile::split_k ? 2 : 1;
-  static constexpr int kConsumers = BM / 64 * kKSplit;  // consumer warpgroups
+  static constexpr int kConsumers = BM / 64;     // consumer warpgroups
   static constexpr int kProducerThreads = 128;  // warpgroup 0
-  // Steps the producer keeps in flight before publishing the oldest (cp.async): at most STAGES - 1 -
-  // kKSplit. A consumer releases a step's buffer only once it has issued its next step (the MMA
-  // group that reads it stays in flight), kKSplit steps later; the producer publishes step st after
-  // issuing step st + kLag, which waits for the release of step st + kLag - STAGES: with a larger lag
-  // that release waits for a step the producer has not published yet (consumers splitting K, 4
-  // stages, lag 2: a deadlock).
-  static constexpr int kLag = STAGES - 1 - (Tile::split_k ? 2 : 1);
-  static_assert(kLag >= 1, "at least one step in flight: more stages");
+  // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
+  // consumers release a buffer one step late (the MMA group that reads it stays in flight).
+  static constexpr int kLag = STAGES - 2;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
   static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value : mma_input_supported<TIn>();
@@ -148,17 +139,11 @@ struct Sm90WgmmaWsMatmul {
                 "for f16/bf16), >= 3 stages");
   static_assert(!kSupported || ((kAUnits * 2) % 1024 == 0 && (kStageUnits * 2) % 1024 == 0),
                 "stage buffers on swizzle atoms");
-  static_assert(kKSplit == 1 || (BM == 64 && STAGES % kKSplit == 0 && !kTf32),
-                "consumers that split K: one 64-row block, an even number of stages, 16-bit inputs");
-  // The K-split exchange: each consumer's half of its partial sums that the other finishes (BN / 4
-  // floats a thread, stored [value][thread] so that a warp's accesses take 32 banks).
-  static constexpr int kExchangeFloats = kKSplit == 1 ? 0 : kKSplit * (BN / 4) * 128;
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
     // and each consumer's copy of its tile's bias (BN floats).
-    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + kConsumers * BN * sizeof(float) +
-           kExchangeFloats * sizeof(float);
+    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + kConsumers * BN * sizeof(float);
   }
 
   MatmulProblem<TIn, TOut> p;
@@ -241,17 +226,13 @@ struct Sm90WgmmaWsMatmul {
   /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed by the
   /// caller); `step` is this team's running step number. Every buffer read is released once the
   /// MMAs that read it are done, the tile's last one included.
-  /// With kKSplit = 2 the consumer takes only the steps with step % 2 == kc (its partial sums).
   template <bool A_K, bool B_N>
-  __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int kc, int64_t& step,
+  __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t& step,
                           float (&acc)[BN / 2]) const {
     const int64_t ktiles = (p.K + BK - 1) / BK;
-    const int64_t end = step + ktiles;
-    int64_t st = step + (kKSplit == 1 ? 0 : (kc - step % kKSplit + kKSplit) % kKSplit);  // this consumer's first
-    const int64_t first = st;
-    for (; st < end; st += kKSplit) {
-      const int s = int(st % STAGES);
-      mbarrier_wait(&full[s], uint32_t((st / STAGES) & 1));
+    for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+      const int s = int(step % STAGES);
+      mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
       // Consumer c's 64 rows of A: rows 64c.. of [BM][64] (K-major), or block c of [BM / 64][64][64]
       // (M-major): the same offset.
       const uint16_t* As = smem + s * kStageUnits + c * 64 * BK * kElemBytes / 2;
@@ -260,33 +241,16 @@ struct Sm90WgmmaWsMatmul {
         wgmma_step_tf32<BN>(acc, As, Bs);
       else
         wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
-      // This step's group stays in flight; the one before is done, so its buffer goes back.
+      // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
       wgmma_wait<1>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      if (st > first) mbarrier_arrive(&empty[(st - kKSplit) % STAGES]);
+      if (kt >= 1) mbarrier_arrive(&empty[(step - 1) % STAGES]);
     }
     wgmma_wait<0>();
 #pragma unroll
     for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-    if (st > first) mbarrier_arrive(&empty[(st - kKSplit) % STAGES]);  // the tile's last buffer goes back too
-    step = end;
-  }
-
-  /// K split: consumer kc (0 or 1) gives the other the half of its partial sums that the other
-  /// finishes (consumer 0 finishes columns 0 .. BN/2 - 1: acc[0 .. BN/4), consumer 1 the rest) and adds
-  /// the other's half to its own, moved to acc[0 .. BN/4). Selects, not an index by kc: a register
-  /// array indexed at run time would live in local memory.
-  __device__ void exchange_halves(float* exchange, int kc, int t, float (&acc)[BN / 2]) const {
-    constexpr int H = BN / 4;
-    float* const give = exchange + kc * H * 128;
-    const float* const take = exchange + (1 - kc) * H * 128;
-#pragma unroll
-    for (int v = 0; v < H; ++v) give[v * 128 + t] = kc == 0 ? acc[H + v] : acc[v];
-    named_barrier_sync<5, 256>();  // both halves written
-#pragma unroll
-    for (int v = 0; v < H; ++v) acc[v] = (kc == 0 ? acc[v] : acc[H + v]) + take[v * 128 + t];
-    named_barrier_sync<5, 256>();  // both read before either writes the next tile's
+    if (ktiles > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);  // the tile's last buffer goes back too
   }
 #endif
 
@@ -303,7 +267,7 @@ struct Sm90WgmmaWsMatmul {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
           mbarrier_init(&full[s], kTf32 || tma_a != nullptr ? 1 : kProducerThreads);
-          mbarrier_init(&empty[s], kConsumers / kKSplit * 128);  // every thread of the consumers that read it
+          mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
         }
         mbarrier_init_fence();
       }
@@ -322,8 +286,7 @@ struct Sm90WgmmaWsMatmul {
       }
       // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
       // storage-order dispatch
-      const int c = (wg - 1) / kKSplit, kc = (wg - 1) % kKSplit;  // 64-row block, K share
-      float* const exchange = reinterpret_cast<float*>(bias_stage + kConsumers * BN);
+      const int c = wg - 1;
       int64_t step = 0;
       for (int t = first; t < tiles_m * tiles_n; t += stride) {
         int64_t m0, n0;
@@ -333,27 +296,21 @@ struct Sm90WgmmaWsMatmul {
         // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
         // Copied before the main loop, whose first wait for the producer covers the load's latency
         // (after it, that latency was exposed once per tile).
-        float* const tile_bias = bias_stage + (wg - 1) * BN;
+        float* const tile_bias = bias_stage + c * BN;
         if (p.bias)
           for (int q = tid % 128; q < BN; q += 128) tile_bias[q] = n0 + q < p.N ? p.bias[n0 + q] : 0.0f;
         float acc[BN / 2];
 #pragma unroll
         for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
         if constexpr (kTf32)
-          consume<true, false>(smem, full, empty, c, kc, step, acc);
+          consume<true, false>(smem, full, empty, c, step, acc);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
-            consume<a_k.value, b_n.value>(smem, full, empty, c, kc, step, acc);
+            consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
-        if (p.bias) consumer_barrier_sync<kConsumers>(wg - 1);  // the bias copies visible to the warpgroup
-        if constexpr (kKSplit == 1) {
-          store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
-        } else {
-          exchange_halves(exchange, kc, tid % 128, acc);
-          store_wgmma_accumulators<BN / 2, ACT>(p, reinterpret_cast<const float(&)[BN / 4]>(acc), m0, n0 + kc * BN / 2,
-                                                tid % 128, p.bias ? tile_bias + kc * BN / 2 : nullptr);
-        }
-        if (p.bias) consumer_barrier_sync<kConsumers>(wg - 1);  // read by all before the next tile's copy
+        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias copies visible to the warpgroup
+        store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
+        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // read by all before the next tile's copy
       }
 #else
       (void)smem, (void)tid;

@@ -143,34 +143,29 @@ TEST(MatmulConfigName, SplitKFieldRoundTripsAndIsNamedOnlyWhenSplit) {
 }
 
 TEST(MatmulConfigName, TensorCoreMarkersSelectTheKernelKindAndRoundTrip) {
-  // _tc: mma.sync; _wg: warpgroup MMA; _ws: warp-specialised warpgroup MMA (also wgmma and mma);
-  // _wsk: warp-specialised with consumers that split K (also ws).
+  // _tc: mma.sync; _wg: warpgroup MMA; _ws: warp-specialised warpgroup MMA (also wgmma and mma).
   struct Want {
     const char* name;
-    bool mma, wgmma, ws, ws_split_k;
+    bool mma, wgmma, ws;
   };
-  for (const Want& w : {Want{"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", true, false, false, false},
-                        Want{"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", true, true, false, false},
-                        Want{"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", true, true, true, false},
-                        Want{"bm64_bn128_bk64_tm64_tn128_wsk_g8_t12_v32", true, true, true, true},
-                        Want{"bm128_bn128_bk8_tm8_tn8_g8_t256_v1", false, false, false, false}}) {
+  for (const Want& w : {Want{"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", true, false, false},
+                        Want{"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", true, true, false},
+                        Want{"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", true, true, true},
+                        Want{"bm128_bn128_bk8_tm8_tn8_g8_t256_v1", false, false, false}}) {
     MatmulConfig c;
     std::string why;
     ASSERT_TRUE(MatmulConfig::parse(w.name, c, why)) << w.name << ": " << why;
     EXPECT_EQ(c.mma, w.mma) << w.name;
     EXPECT_EQ(c.wgmma, w.wgmma) << w.name;
     EXPECT_EQ(c.ws, w.ws) << w.name;
-    EXPECT_EQ(c.ws_split_k, w.ws_split_k) << w.name;
     EXPECT_EQ(c.name(), w.name);
   }
   // The same numbers with different markers are different tiles.
-  MatmulConfig wg, ws, wsk;
+  MatmulConfig wg, ws;
   std::string why;
   ASSERT_TRUE(MatmulConfig::parse("bm128_bn256_bk64_tm64_tn256_wg", wg, why)) << why;
   ASSERT_TRUE(MatmulConfig::parse("bm128_bn256_bk64_tm64_tn256_ws", ws, why)) << why;
-  ASSERT_TRUE(MatmulConfig::parse("bm128_bn256_bk64_tm64_tn256_wsk", wsk, why)) << why;
   EXPECT_FALSE(wg.same_tile(ws));
-  EXPECT_FALSE(ws.same_tile(wsk));
   EXPECT_FALSE(MatmulConfig::parse("bm128_bn256_bk64_tm64_tn256_wx", ws, why));
 }
 

@@ -117,11 +117,7 @@ struct MmaTileShape {
 /// WS (warp-specialised, kernels/matmul_wgmma_ws_sm90.hpp): one more warpgroup that only copies.
 /// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
 /// since a K step is one 128-byte swizzle row whatever the element size.
-/// SPLIT_K (warp-specialised only, "_wsk"): two consumer warpgroups per 64 rows, on alternate K
-/// steps; at the end each gives the other half of its partial sums through scratch and finishes its
-/// own half of the columns, so the epilogue of a tile runs on twice the warps.
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false,
-          bool SPLIT_K_ = false>
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false>
 struct WgmmaTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int TM = 64;   ///< warpgroup tile rows
@@ -133,20 +129,17 @@ struct WgmmaTileShape {
   static constexpr bool ws = WS_;
   static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
   static constexpr bool tf32 = TF32_;
-  static constexpr bool split_k = SPLIT_K_;
   static constexpr bool runs(DType in) { return TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16; }
-  static constexpr int warps = (BM / 64 * (SPLIT_K_ ? 2 : 1) + (WS_ ? 1 : 0)) * 4;
+  static constexpr int warps = (BM / 64 + (WS_ ? 1 : 0)) * 4;
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
   static_assert(BM % 64 == 0 && BK == (TF32_ ? 32 : 64),
                 "64-row warpgroups, K steps of one 128-byte swizzle row (64 2-byte or 32 4-byte elements)");
   static_assert(!TF32_ || WS_, "TF32 runs on the warp-specialised kernel (TMA loads of K-major operands)");
-  static_assert(!SPLIT_K_ || WS_, "consumers that split K: a warp-specialised tile");
 
   static MatmulConfig config() {
     MatmulConfig c;
     c.bm = BM; c.bn = BN; c.bk = BK; c.tm = TM; c.tn = TN; c.mma = true; c.wgmma = true; c.ws = WS_;
-    c.ws_split_k = SPLIT_K_;
     return c;
   }
 };
@@ -255,12 +248,6 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // ... and a 64x64 one (65 KB, up to 3 teams/SM) for the small sizes
                                  // whose 64x128 tiles leave most SMs idle (512^3: 32 tiles for 132 SMs)
                                  WgmmaTileShape<64, 64, 64, 4, 2, true>,
-                                 // ... and both with two consumer warpgroups splitting K (_wsk: 384
-                                 // threads, +32 / +16 KB of exchange), so that a tile's epilogue
-                                 // runs on 8 warps where one team a SM leaves it exposed; 6 stages
-                                 // (177 / 113 KB): each consumer holds two buffers
-                                 WgmmaTileShape<64, 128, 64, 6, 1, true, false, true>,
-                                 WgmmaTileShape<64, 64, 64, 6, 1, true, false, true>,
                                  // f32 with TF32 math on the same kernel: BK = 32, 193 KB; operands
                                  // that are not K-major are packed first (launch_wgmma_ws)
                                  WgmmaTileShape<128, 256, 32, 4, 1, true, true>,
