@@ -68,6 +68,19 @@ KOKKOS_INLINE_FUNCTION void team_tile_origin(int league_rank, int group_m, int t
 extern __shared__ __align__(16) unsigned char tilekit_dynamic_smem[];
 #endif
 
+/// A pointer into CUDA level-0 team scratch (a generic address), rebuilt as an offset from the
+/// __shared__ symbol, so that the compiler sees its address space (LDS/STS; why: team_scratch_aligned
+/// below). Elsewhere the pointer itself.
+template <class T>
+KOKKOS_INLINE_FUNCTION T* in_shared_window(T* scratch) {
+#if defined(__CUDA_ARCH__)
+  return reinterpret_cast<T*>(tilekit_dynamic_smem +
+                              (reinterpret_cast<uintptr_t>(scratch) - reinterpret_cast<uintptr_t>(tilekit_dynamic_smem)));
+#else
+  return scratch;
+#endif
+}
+
 /// The team's level-`level` scratch of `bytes` (which include ALIGN - 1 bytes of slack), as T
 /// aligned up to ALIGN bytes (16 for vector reads; 128 for the tensor-core tiles' stage buffers).
 ///
@@ -80,12 +93,8 @@ template <class T, int ALIGN = 16, class Member>
 KOKKOS_INLINE_FUNCTION T* team_scratch_aligned(const Member& team, std::size_t bytes, int level) {
   static_assert(ALIGN > 0 && (ALIGN & (ALIGN - 1)) == 0, "a power of two");
   char* raw = static_cast<char*>(team.team_scratch(level).get_shmem(bytes));
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + (ALIGN - 1)) & ~uintptr_t(ALIGN - 1);
-#if defined(__CUDA_ARCH__)
-  if (level == 0)
-    return reinterpret_cast<T*>(tilekit_dynamic_smem + (aligned - reinterpret_cast<uintptr_t>(tilekit_dynamic_smem)));
-#endif
-  return reinterpret_cast<T*>(aligned);
+  T* const aligned = reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(raw) + (ALIGN - 1)) & ~uintptr_t(ALIGN - 1));
+  return level == 0 ? in_shared_window(aligned) : aligned;
 }
 
 /// N consecutive scratch values into registers: 16-byte vector reads on GPUs when N values fill

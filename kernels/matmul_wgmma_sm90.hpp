@@ -182,36 +182,58 @@ __device__ inline uint32_t pack_pair_rn(float lo, float hi) {
   return r;
 }
 
-/// The activation of two adjacent outputs of a 16-bit C, rounded and packed. gelu, 0.5 x (1 + tanh u)
-/// with u = x (C0 + C1 x^2), runs on the packed pair from the conversion on: u, h = x / 2, the tanh
-/// (tanh.approx.{f16,bf16}x2) and the final h + h tanh u, 8 instructions a pair where the same
-/// in f32 up to u took 15 (the fused bias+gelu cost the 64x128 ws tile ~12% at 1024^3, with one
-/// consumer warp a scheduler to issue it, perf notes 23). Its error: u's three 16-bit roundings and
-/// the approximate tanh, ~2^-11 of x in f16 and ~2^-8 in bf16, about the output's own rounding.
-/// In f16, x below -65504 converts to -inf; the pair is clamped at -65504 after the conversion so
-/// that h stays finite (there gelu is -0: h - h = 0, where an infinite h would give NaN); x^2 and u
-/// may overflow to inf, where tanh saturates as it should.
+/// Stores one packed pair of 16-bit outputs: as one 4-byte store at p0 where `pair` (row-major C,
+/// aligned), else its low half at p0 and its high half `step` bytes further. Predicated in PTX:
+/// written as an if/else in C++, nvcc turned each pair's choice into a branch with a convergence
+/// barrier (BSSY/BSYNC) in the epilogue without a C read, 61 of them in a 128x256 tile's, and that
+/// kernel lost 1.2 us at f16 2048^3 (perf notes 32). The memory clobber keeps later reads behind
+/// the store, as a C++ store through C's pointer did.
+__device__ inline void store_packed_pair(void* p0, int64_t step, uint32_t y, bool pair) {
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t.reg .b16 lo, hi;\n\t.reg .b64 a1;\n\tsetp.ne.b32 p, %3, 0;\n\t"
+      "mov.b32 {lo, hi}, %2;\n\tadd.s64 a1, %0, %1;\n\t@p st.global.b32 [%0], %2;\n\t"
+      "@!p st.global.b16 [%0], lo;\n\t@!p st.global.b16 [a1], hi;\n\t}\n" ::"l"(p0),
+      "l"(step), "r"(y), "r"(int(pair))
+      : "memory");
+}
+
+/// Whether the wgmma epilogue's 16-bit gelu takes its inputs halved (activate_pair): then alpha,
+/// beta and the staged bias (WgmmaTileBias) carry the 1/2.
+template <Activation ACT, class TOut>
+constexpr bool kHalvedGeluInput = ACT == Activation::gelu && sizeof(TOut) == 2;
+
+/// The activation of two adjacent outputs of a 16-bit C, rounded and packed. gelu takes g = x / 2
+/// (kHalvedGeluInput: the caller folds the 1/2 into its multiply-adds) and runs on the packed pair
+/// from the conversion on: gelu(x) = 0.5 x (1 + tanh u) = g + g tanh u, u = x (C0 + C1 x^2) =
+/// g (2 C0 + 8 C1 g^2): a square, a multiply-add, a multiply, tanh.approx.{f16,bf16}x2 and a
+/// multiply-add, 6 instructions a pair with the conversion (the same in f32 up to u took 15 and cost
+/// the 64x128 ws tile ~12% at 1024^3, perf notes 23; with x itself, 8: perf notes 32). Its error: u's
+/// three 16-bit roundings and the approximate tanh, ~2^-11 of x in f16 and ~2^-8 in bf16, about the
+/// output's own rounding. In f16 the conversion saturates (.satfinite): g beyond +-65504 becomes
+/// +-65504, so that g stays finite where x / 2 overflows (there gelu is -0: g - g = 0, where an
+/// infinite g would give NaN; for positive x, g + g overflows to inf as it should); NaN stays NaN.
+/// g^2 and u may overflow to inf, where tanh saturates as it should.
 template <Activation ACT, class TOut>
 __device__ inline uint32_t activate_pair(float x0, float x1) {
   if constexpr (ACT == Activation::gelu) {
-    uint32_t x = pack_pair_rn<TOut>(x0, x1), h, s, c, u, t, y;
+    uint32_t g, s, c, u, t, y;
     if constexpr (std::is_same<TOut, f16>::value) {
-      // constants as f16 pairs: -65504, 0.5, C0 = sqrt(2 / pi), C1 = C0 x 0.044715
-      asm("max.f16x2 %0, %1, %2;" : "=r"(x) : "r"(x), "r"(0xfbfffbffu));
-      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x38003800u));
-      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(s) : "r"(x));
-      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x28912891u), "r"(0x3a623a62u));
-      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(u) : "r"(x), "r"(c));
+      // constants as f16 pairs: 2 C0 = 2 sqrt(2 / pi), 8 C1 = 8 C0 x 0.044715 (C0, C1 scaled by
+      // powers of two: the same significands as before the halving)
+      asm("cvt.rn.satfinite.f16x2.f32 %0, %1, %2;" : "=r"(g) : "f"(x1), "f"(x0));
+      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(s) : "r"(g));
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x34913491u), "r"(0x3e623e62u));
+      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(u) : "r"(g), "r"(c));
       asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(u));
-      asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+      asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(g), "r"(t));
     } else {
-      // bf16 pairs: 0.5, C0, C1 (mul.bf16x2: sm_90)
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x3f003f00u));
-      asm("mul.rn.bf16x2 %0, %1, %1;" : "=r"(s) : "r"(x));
-      asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x3d123d12u), "r"(0x3f4c3f4cu));
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(u) : "r"(x), "r"(c));
+      // bf16 pairs: 2 C0, 8 C1 (mul.bf16x2: sm_90)
+      g = pack_pair_rn<TOut>(x0, x1);
+      asm("mul.rn.bf16x2 %0, %1, %1;" : "=r"(s) : "r"(g));
+      asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(c) : "r"(s), "r"(0x3e923e92u), "r"(0x3fcc3fccu));
+      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(u) : "r"(g), "r"(c));
       asm("tanh.approx.bf16x2 %0, %1;" : "=r"(t) : "r"(u));
-      asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(h), "r"(t));
+      asm("fma.rn.bf16x2 %0, %1, %2, %1;" : "=r"(y) : "r"(g), "r"(t));
     }
     return y;
   } else {
@@ -219,38 +241,97 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
   }
 }
 
-/// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation fixed
-/// at compile time: per accumulator a multiply, the beta and bias terms where present, the
-/// activation, a conversion and a store at an address one add from the last. Why not
-/// store_c_element for these: inlined 128 times (BN = 256) with its bounds checks, 64-bit index
-/// products and the switch over every activation, that epilogue was ~100 KB of code run once per
-/// tile, and Nsight Compute showed 'no instruction' (instruction-cache misses) as the largest stall
-/// where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per issued instruction; 0.9 at K = 65536).
-template <int BN, Activation ACT, class TIn, class TOut>
+/// The bias of one wgmma tile (columns n0 .. n0 + BN - 1) on its way to shared memory for
+/// store_wgmma_accumulators, shared by THREADS threads (tid = 0 .. THREADS - 1): load() reads each
+/// thread's share into registers, store() writes it to scratch (the kernels do both before their
+/// main loop).
+/// Layout: the four lanes t = lane % 4 that share a row of C hold columns 8j + 2t and 8j + 2t + 1
+/// of each n8 block j, so lane t's BN / 4 values are stored contiguously (column q at
+/// [(q % 8) / 2][q / 8][q % 2]) and read as 16-byte vectors. Columns past N get 0. Scaled by 1/2
+/// where the activation takes halved inputs (kHalvedGeluInput).
+template <int BN, int THREADS, class TOut>
+struct WgmmaTileBias {
+  static constexpr int kPerThread = (BN + THREADS - 1) / THREADS;
+  float v[kPerThread];
+
+  __device__ void load(const float* bias, int64_t n0, int64_t N, Activation act, int tid) {
+    const float scale = sizeof(TOut) == 2 && act == Activation::gelu ? 0.5f : 1.0f;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int q = tid + i * THREADS;
+      v[i] = q < BN && n0 + q < N ? scale * bias[n0 + q] : 0.0f;
+    }
+  }
+  /// dst: BN floats of team scratch, 16-byte aligned.
+  __device__ void store(float* dst, int tid) const {
+    float* const d = in_shared_window(dst);
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int q = tid + i * THREADS;
+      if (q < BN) d[((q % 8) / 2) * (BN / 4) + (q / 8) * 2 + q % 2] = v[i];
+    }
+  }
+};
+
+/// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation and
+/// whether C is read (BETA) fixed at compile time: per accumulator one multiply-add (alpha times the
+/// accumulator plus the bias), one more where beta != 0, the activation, a conversion and a store at
+/// an address one add from the last. Why not store_c_element for these: inlined 128 times (BN = 256)
+/// with its bounds checks, 64-bit index products and the switch over every activation, that epilogue
+/// was ~100 KB of code run once per tile, and Nsight Compute showed 'no instruction' (instruction-
+/// cache misses) as the largest stall where tiles are short (f16 4096^3: 8.8 of 18.7 cycles per
+/// issued instruction; 0.9 at K = 65536). Why BETA a template argument: with beta a run-time test
+/// the compiler predicated the C read, its conversion and its multiply-add off, three issued
+/// instructions an element for nothing where beta = 0 (perf notes 32).
+/// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (WgmmaTileBias).
+template <int BN, Activation ACT, bool BETA, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
-                                            int64_t r0, int64_t c0, const float* tile_bias) {
+                                            int64_t r0, int64_t c0, const float* lane_bias) {
   TOut* const base = &p.c(r0, c0);
   const int64_t rs8 = 8 * p.c.rs, cs = p.c.cs;
-  const float alpha = p.alpha, beta = p.beta;
-  const bool use_beta = beta != 0.0f;
-  const float* bias = tile_bias ? tile_bias : p.bias ? p.bias + c0 : nullptr;
+  constexpr float kScale = kHalvedGeluInput<ACT, TOut> ? 0.5f : 1.0f;
+  const float alpha = kScale * p.alpha, beta = kScale * p.beta;
   // In groups of kGroup n8 blocks, two phases: the group's output values first (C read where beta
-  // != 0, bias read, activation), then its stores. Interleaved, each value's bias (or C) read had to
-  // wait for the store before it (the compiler cannot tell that they do not alias), so the epilogue
-  // ran one dependency chain after the other; gelu's chain (multiply-adds, conversion, MUFU tanh,
-  // packed fma) is ~80 cycles, and where a scheduler has one consumer warp (the 64x128 tile at
-  // 1024^3) nothing else hid it. Whole-tile phases let the compiler hoist every load: spills.
+  // != 0, bias read, activation), then its stores. Interleaved, each value's C read had to wait for
+  // the store before it (the compiler cannot tell that they do not alias), so the epilogue ran one
+  // dependency chain after the other; gelu's chain (multiply-adds, conversion, MUFU tanh, packed
+  // fma) is ~80 cycles, and where a scheduler has one consumer warp (the 64x128 tile at 1024^3)
+  // nothing else hid it. Whole-tile phases let the compiler hoist every load: spills.
   // BN = 256: groups of 1 (the 168-register ws tile spilled 88 bytes with them, 160 with groups of 2,
   // 348 with 4; its two consumer warpgroups give each scheduler two warps to interleave).
   constexpr int kGroup = BN >= 256 ? 1 : 4;
   static_assert((BN / 8) % kGroup == 0, "whole groups of n8 blocks");
+  // The group's bias pairs: b[2 jj + e] for column 8 (j0 + jj) + 2t + e (16- or 8-byte reads).
+  auto group_bias = [&](int j0, float (&b)[2 * kGroup]) {
+    if (lane_bias) {
+      if constexpr (kGroup % 2 == 0) {
+#pragma unroll
+        for (int q = 0; q < kGroup / 2; ++q) {
+          const float4 v = reinterpret_cast<const float4*>(lane_bias + 2 * j0)[q];
+          b[4 * q] = v.x, b[4 * q + 1] = v.y, b[4 * q + 2] = v.z, b[4 * q + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < kGroup; ++q) {
+          const float2 v = reinterpret_cast<const float2*>(lane_bias + 2 * j0)[q];
+          b[2 * q] = v.x, b[2 * q + 1] = v.y;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < 2 * kGroup; ++q) b[q] = 0.0f;
+    }
+  };
   if constexpr (sizeof(TOut) == 2) {
     // 16-bit C: the two adjacent columns a lane holds per row (v = 0, 1 and 2, 3) are finished as one
     // packed pair: one conversion (and one tanh for gelu) per two elements, one 4-byte store where
     // C is row-major (the pair contiguous; c0 is even, so aligned when the base and pitch are).
     const bool pair_store = cs == 1 && (reinterpret_cast<uintptr_t>(base) % 4 == 0) && (p.c.rs % 2 == 0);
+    const int64_t cs_bytes = cs * int64_t(sizeof(TOut));
 #pragma unroll
     for (int j0 = 0; j0 < BN / 8; j0 += kGroup) {
+      float b[2 * kGroup];
+      group_bias(j0, b);
       uint32_t y[kGroup][2];
 #pragma unroll
       for (int jj = 0; jj < kGroup; ++jj) {
@@ -258,9 +339,8 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
         for (int h = 0; h < 2; ++h) {
           const int j = j0 + jj;
           const TOut* const out0 = base + j * 8 * cs + h * rs8;
-          float x0 = alpha * acc[j * 4 + 2 * h], x1 = alpha * acc[j * 4 + 2 * h + 1];
-          if (use_beta) x0 += beta * convert<float>(out0[0]), x1 += beta * convert<float>(out0[cs]);
-          if (bias) x0 += bias[j * 8], x1 += bias[j * 8 + 1];
+          float x0 = fmaf(alpha, acc[j * 4 + 2 * h], b[2 * jj]), x1 = fmaf(alpha, acc[j * 4 + 2 * h + 1], b[2 * jj + 1]);
+          if constexpr (BETA) x0 = fmaf(beta, convert<float>(out0[0]), x0), x1 = fmaf(beta, convert<float>(out0[cs]), x1);
           y[jj][h] = activate_pair<ACT, TOut>(x0, x1);
         }
       }
@@ -269,25 +349,21 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           TOut* const out0 = base + (j0 + jj) * 8 * cs + h * rs8;
-          if (pair_store) {
-            *reinterpret_cast<uint32_t*>(out0) = y[jj][h];
-          } else {
-            out0[0] = TOut::from_bits(uint16_t(y[jj][h] & 0xffffu));
-            out0[cs] = TOut::from_bits(uint16_t(y[jj][h] >> 16));
-          }
+          store_packed_pair(out0, cs_bytes, y[jj][h], pair_store);
         }
       }
     }
   } else {
 #pragma unroll
     for (int j0 = 0; j0 < BN / 8; j0 += kGroup) {
+      float b[2 * kGroup];
+      group_bias(j0, b);
       TOut y[kGroup * 4];
 #pragma unroll
       for (int i = 0; i < kGroup * 4; ++i) {
         const int j = j0 + i / 4, v = i % 4;
-        float x = alpha * acc[j * 4 + v];
-        if (use_beta) x += beta * convert<float>(base[j * 8 * cs + (v / 2) * rs8 + (v % 2) * cs]);
-        if (bias) x += bias[j * 8 + v % 2];
+        float x = fmaf(alpha, acc[j * 4 + v], b[2 * (i / 4) + v % 2]);
+        if constexpr (BETA) x = fmaf(beta, convert<float>(base[j * 8 * cs + (v / 2) * rs8 + (v % 2) * cs]), x);
         y[i] = convert<TOut>(activate_fixed<ACT>(x));
       }
 #pragma unroll
@@ -299,31 +375,48 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
   }
 }
 
+/// store_wgmma_interior with beta's test made once: one copy of the epilogue for beta = 0 (no C
+/// read), one for the rest.
+template <int BN, Activation ACT, class TIn, class TOut>
+__device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
+                                                 int64_t r0, int64_t c0, const float* lane_bias) {
+  if (p.beta != 0.0f)
+    store_wgmma_interior<BN, ACT, true>(p, acc, r0, c0, lane_bias);
+  else
+    store_wgmma_interior<BN, ACT, false>(p, acc, r0, c0, lane_bias);
+}
+
 /// Epilogue of one warpgroup's 64 x BN accumulators, rows from row0 (the warpgroup's first row of C):
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
-/// store_wgmma_interior; edge blocks the masked element path. tile_bias: null, or the bias of columns
-/// n0 .. n0 + BN - 1 staged in shared memory by the caller (read there by the interior path). ACT:
-/// kActivationAtRunTime (the interior path switches over p.act, one inlined copy per activation), or
-/// the one activation (an int of Activation) the kernel was compiled for, p.act being that one.
+/// store_wgmma_interior; edge blocks the masked element path (the bias from p.bias there).
+/// tile_bias: null (no bias), or the tile's bias as WgmmaTileBias::store left it in shared memory
+/// (before a barrier). ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
+/// activation), or the one activation (an int of Activation) the kernel was compiled for, p.act
+/// being that one.
 template <int BN, int ACT = kActivationAtRunTime, class TIn, class TOut>
 __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
-                                                int64_t row0, int64_t n0, int tid_in_wg,
-                                                const float* tile_bias = nullptr) {
+                                                int64_t row0, int64_t n0, int tid_in_wg, const float* tile_bias) {
   const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
   if (row0 + 64 <= p.M && n0 + BN <= p.N) {
     const int64_t r0 = row0 + warp * 16 + g, c0 = n0 + t * 2;
-    const float* const tb = tile_bias ? tile_bias + t * 2 : nullptr;
+    // The lane's bias through the __shared__ window (LDS) where registers allow: there ptxas hoists
+    // every group's reads to the top (no store to C can alias them). For BN = 256 (168 registers)
+    // that left the f16 gelu kernel spilling 308 bytes against 88, and for 32-bit C (TF32, 64x128)
+    // relu, leaky_relu and silu 16-40 bytes against none: there the generic pointer, whose reads
+    // stay behind the stores of the group before.
+    constexpr bool kSharedWindow = BN < 256 && sizeof(TOut) == 2;
+    const float* const lb = tile_bias ? (kSharedWindow ? in_shared_window(tile_bias) : tile_bias) + t * (BN / 4) : nullptr;
     if constexpr (ACT != kActivationAtRunTime) {
-      store_wgmma_interior<BN, Activation(ACT)>(p, acc, r0, c0, tb);
+      store_wgmma_interior_beta<BN, Activation(ACT)>(p, acc, r0, c0, lb);
       return;
     } else {
       switch (p.act) {
-        case Activation::none: store_wgmma_interior<BN, Activation::none>(p, acc, r0, c0, tb); return;
-        case Activation::relu: store_wgmma_interior<BN, Activation::relu>(p, acc, r0, c0, tb); return;
-        case Activation::leaky_relu: store_wgmma_interior<BN, Activation::leaky_relu>(p, acc, r0, c0, tb); return;
-        case Activation::silu: store_wgmma_interior<BN, Activation::silu>(p, acc, r0, c0, tb); return;
-        case Activation::gelu: store_wgmma_interior<BN, Activation::gelu>(p, acc, r0, c0, tb); return;
+        case Activation::none: store_wgmma_interior_beta<BN, Activation::none>(p, acc, r0, c0, lb); return;
+        case Activation::relu: store_wgmma_interior_beta<BN, Activation::relu>(p, acc, r0, c0, lb); return;
+        case Activation::leaky_relu: store_wgmma_interior_beta<BN, Activation::leaky_relu>(p, acc, r0, c0, lb); return;
+        case Activation::silu: store_wgmma_interior_beta<BN, Activation::silu>(p, acc, r0, c0, lb); return;
+        case Activation::gelu: store_wgmma_interior_beta<BN, Activation::gelu>(p, acc, r0, c0, lb); return;
         default: break;
       }
     }
@@ -355,7 +448,8 @@ struct Sm90WgmmaMatmul {
   static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    return std::size_t(STAGES) * kStageElems * 2 + 1024;  // +1024: the base is aligned up to an atom
+    // +1024: the base is aligned up to an atom; then the tile's bias (BN floats, WgmmaTileBias)
+    return std::size_t(STAGES) * kStageElems * 2 + 1024 + BN * sizeof(float);
   }
 
   MatmulProblem<TIn, TOut> p;
@@ -431,9 +525,20 @@ struct Sm90WgmmaMatmul {
       float acc[BN / 2];
       TILEKIT_UNROLL  // (host passes compile this too: a plain #pragma unroll warned there)
       for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+#if defined(TILEKIT_SM90A_DEVICE)
+      // The bias is staged before the main loop, whose barriers cover it (K = 0: this one). (Held
+      // in registers across the loop it cost these tiles 8 bytes of spills.)
+      float* const tile_bias = reinterpret_cast<float*>(smem + STAGES * kStageElems);
+      if (p.bias) {
+        WgmmaTileBias<BN, kThreads, TOut> bias;
+        bias.load(p.bias, n0, p.N, p.act, tid);
+        bias.store(tile_bias, tid);
+        if (p.K <= 0) team.team_barrier();
+      }
+#endif
       with_operand_orders(p, [&](auto a_k, auto b_n) { run<a_k.value, b_n.value>(team, smem, m0, n0, tid, acc); });
 #if defined(TILEKIT_SM90A_DEVICE)
-      store_wgmma_accumulators<BN>(p, acc, m0 + (tid / 128) * 64, n0, tid % 128);
+      store_wgmma_accumulators<BN>(p, acc, m0 + (tid / 128) * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
 #endif
     }
   }

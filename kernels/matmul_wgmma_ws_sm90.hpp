@@ -142,8 +142,8 @@ struct Sm90WgmmaWsMatmul {
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
-    // and each consumer's copy of its tile's bias (BN floats).
-    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + kConsumers * BN * sizeof(float);
+    // and each consumer's two copies of its tiles' bias (BN floats each: a team's tiles alternate).
+    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + 2 * kConsumers * BN * sizeof(float);
   }
 
   MatmulProblem<TIn, TOut> p;
@@ -262,7 +262,7 @@ struct Sm90WgmmaWsMatmul {
 #if defined(TILEKIT_SM90A_DEVICE)
       uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
       uint64_t* empty = full + STAGES;
-      float* bias_stage = reinterpret_cast<float*>(empty + STAGES);  // kConsumers x BN
+      float* bias_stage = reinterpret_cast<float*>(empty + STAGES);  // kConsumers x 2 x BN (16-byte aligned)
       if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
@@ -288,17 +288,27 @@ struct Sm90WgmmaWsMatmul {
       // storage-order dispatch
       const int c = wg - 1;
       int64_t step = 0;
-      for (int t = first; t < tiles_m * tiles_n; t += stride) {
+      int parity = 0;  // which of the consumer's two bias copies this tile takes
+      for (int t = first; t < tiles_m * tiles_n; t += stride, parity ^= 1) {
         int64_t m0, n0;
         tile_origin(t, m0, n0);
         // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
         // memory in the epilogue itself, its loads (an L2 latency each, 32 in a row per thread: the
         // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
-        // Copied before the main loop, whose first wait for the producer covers the load's latency
-        // (after it, that latency was exposed once per tile).
-        float* const tile_bias = bias_stage + c * BN;
-        if (p.bias)
-          for (int q = tid % 128; q < BN; q += 128) tile_bias[q] = n0 + q < p.N ? p.bias[n0 + q] : 0.0f;
+        // Copied before the main loop, whose first wait for the producer covers the load's
+        // latency. (Held in registers across the loop and written after it, the 64x128 tile's
+        // kernels without an epilogue ran 0.4 us faster at 1024^3 and those with bias+gelu no
+        // faster, the 64x64 tile's 0.1 us slower at 512^3, and the 128x256 tile spilled 152-168
+        // bytes against 88: perf notes 32.) Two copies, alternating between tiles: a thread writes
+        // the copy of tile i after passing the barrier of tile i - 1, which every thread reaches
+        // only once it has read tile i - 2's, the other copy's, so one barrier a tile orders both
+        // ways.
+        float* const tile_bias = bias_stage + (2 * c + parity) * BN;
+        if (p.bias) {
+          WgmmaTileBias<BN, 128, TOut> bias;
+          bias.load(p.bias, n0, p.N, p.act, tid % 128);
+          bias.store(tile_bias, tid % 128);
+        }
         float acc[BN / 2];
 #pragma unroll
         for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
@@ -308,9 +318,8 @@ struct Sm90WgmmaWsMatmul {
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
-        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias copies visible to the warpgroup
+        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
         store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
-        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // read by all before the next tile's copy
       }
 #else
       (void)smem, (void)tid;

@@ -7,6 +7,13 @@
 #   e.g. scripts/gpu-ab-unit.sh matmul_f32 "-DTILEKIT_SOME_VARIANT=0" /tmp/tk-A
 #
 # <unit>: a generated kernel unit of build/cuda (CMakeFiles/tilekit_kernels.dir/gen/<unit>.cpp.o).
+# TILEKIT_AB_SOURCE_ROOT=<dir>: compile the unit against the headers of another tree (<dir> holds its
+# kernels/, tuning/ and include/, e.g. `git archive <commit> kernels tuning include`), an A/B
+# against another commit whose change is inside inline device code (the unit's interface to the rest
+# of the app must be the same).
+# TILEKIT_AB_OBJECT=<file>: take this object for the unit instead of compiling one (e.g. compiled on
+# the build machine by the unit's own command against another tree's headers, carried gzipped or
+# not); <flags> is then ignored.
 # The unit is compiled by its own ninja command plus <flags>, then the kernels archive and the app
 # are re-made by their own commands, run by hand: `ninja tilekit` after swapping the object rebuilt
 # it from source (ninja's log records the object), so every variant timed the same code (perf notes
@@ -17,6 +24,12 @@ unit=$1 flags=$2 out=$3
 obj=CMakeFiles/tilekit_kernels.dir/gen/$unit.cpp.o
 [ -f "$obj" ] || { echo "gpu-ab-unit: no $obj in build/cuda (run scripts/gpu-build.sh build first)" >&2; exit 2; }
 cmd=$(ninja -t commands "$obj" | tail -1)
+if [ -n "${TILEKIT_AB_SOURCE_ROOT:-}" ]; then
+  root=$(cd ../.. && pwd)
+  [ -d "$TILEKIT_AB_SOURCE_ROOT/kernels" ] || { echo "gpu-ab-unit: no kernels/ in $TILEKIT_AB_SOURCE_ROOT" >&2; exit 2; }
+  cmd=${cmd//-I$root /-I$TILEKIT_AB_SOURCE_ROOT }
+  cmd=${cmd//-I$root\/include /-I$TILEKIT_AB_SOURCE_ROOT\/include }
+fi
 # The cuda preset's build environment adds the sm_90a code (CMakePresets.json, NVCC_APPEND_FLAGS);
 # a unit recompiled without it loses its Hopper kernels (they compile to nothing for sm_80).
 export NVCC_APPEND_FLAGS=${NVCC_APPEND_FLAGS:-"-gencode arch=compute_90a,code=sm_90a"}
@@ -26,7 +39,11 @@ tmp=$(mktemp -d)
 cp -p "$obj" "$tmp/normal.o"
 cp -p libtilekit_kernels.a "$tmp/archive.normal"
 cp -p tilekit "$tmp/tilekit.normal"
-eval "${cmd/-o $obj/$flags -o $tmp/variant.o}"
+if [ -n "${TILEKIT_AB_OBJECT:-}" ]; then
+  case $TILEKIT_AB_OBJECT in *.gz) gunzip -c "$TILEKIT_AB_OBJECT" > "$tmp/variant.o" ;; *) cp "$TILEKIT_AB_OBJECT" "$tmp/variant.o" ;; esac
+else
+  eval "${cmd/-o $obj/$flags -o $tmp/variant.o}"
+fi
 cp "$tmp/variant.o" "$obj"
 eval "$archive" && eval "$link"
 cp tilekit "$out"
