@@ -284,7 +284,7 @@ struct WgmmaTileBias {
 /// the compiler predicated the C read, its conversion and its multiply-add off, three issued
 /// instructions an element for nothing where beta = 0 (perf notes 32).
 /// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (WgmmaTileBias).
-template <int BN, Activation ACT, bool BETA, class TIn, class TOut>
+template <int BN, Activation ACT, bool BETA, bool BIAS, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                             int64_t r0, int64_t c0, const float* lane_bias) {
   TOut* const base = &p.c(r0, c0);
@@ -303,7 +303,7 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
   static_assert((BN / 8) % kGroup == 0, "whole groups of n8 blocks");
   // The group's bias pairs: b[2 jj + e] for column 8 (j0 + jj) + 2t + e (16- or 8-byte reads).
   auto group_bias = [&](int j0, float (&b)[2 * kGroup]) {
-    if (lane_bias) {
+    if (BIAS && lane_bias) {
       if constexpr (kGroup % 2 == 0) {
 #pragma unroll
         for (int q = 0; q < kGroup / 2; ++q) {
@@ -380,10 +380,23 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                                  int64_t r0, int64_t c0, const float* lane_bias) {
+  // BN = 256 (groups of one n8 block): a copy without the bias reads too. There each block's bias
+  // read stood a few instructions before the multiply-adds that wait for it, and predicated off
+  // (no bias) it still cost the column-major kernel without an epilogue ~3% (perf notes 32).
+  constexpr bool kBiasCopy = BN >= 256;
+  if constexpr (kBiasCopy) {
+    if (!lane_bias) {
+      if (p.beta != 0.0f)
+        store_wgmma_interior<BN, ACT, true, false>(p, acc, r0, c0, lane_bias);
+      else
+        store_wgmma_interior<BN, ACT, false, false>(p, acc, r0, c0, lane_bias);
+      return;
+    }
+  }
   if (p.beta != 0.0f)
-    store_wgmma_interior<BN, ACT, true>(p, acc, r0, c0, lane_bias);
+    store_wgmma_interior<BN, ACT, true, true>(p, acc, r0, c0, lane_bias);
   else
-    store_wgmma_interior<BN, ACT, false>(p, acc, r0, c0, lane_bias);
+    store_wgmma_interior<BN, ACT, false, true>(p, acc, r0, c0, lane_bias);
 }
 
 /// Epilogue of one warpgroup's 64 x BN accumulators, rows from row0 (the warpgroup's first row of C):
