@@ -283,7 +283,8 @@ struct WgmmaTileBias {
 /// issued instruction; 0.9 at K = 65536). Why BETA a template argument: with beta a run-time test
 /// the compiler predicated the C read, its conversion and its multiply-add off, three issued
 /// instructions an element for nothing where beta = 0 (perf notes 32).
-/// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (WgmmaTileBias).
+/// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (WgmmaTileBias); BIAS false:
+/// no bias, lane_bias not read (the copy store_wgmma_interior_beta takes at BN = 256).
 template <int BN, Activation ACT, bool BETA, bool BIAS, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                             int64_t r0, int64_t c0, const float* lane_bias) {
@@ -380,9 +381,10 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
 template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                                  int64_t r0, int64_t c0, const float* lane_bias) {
-  // BN = 256 (groups of one n8 block): a copy without the bias reads too. There each block's bias
-  // read stood a few instructions before the multiply-adds that wait for it, and predicated off
-  // (no bias) it still cost the column-major kernel without an epilogue ~3% (perf notes 32).
+  // BN = 256 (groups of one n8 block): a copy without bias reads too, picked once where the bias
+  // is null. Its bias+gelu kernel spills 68 bytes (88 with one copy) and runs 1-2% faster (2048^3
+  // 31.7-32.0 against 32.4-32.8 us, 8192^3 1526-1534 against 1539-1552); the others the same
+  // (perf notes 33).
   constexpr bool kBiasCopy = BN >= 256;
   if constexpr (kBiasCopy) {
     if (!lane_bias) {
