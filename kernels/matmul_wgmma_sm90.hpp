@@ -198,9 +198,13 @@ __device__ inline void store_packed_pair(void* p0, int64_t step, uint32_t y, boo
 }
 
 /// Whether the wgmma epilogue's 16-bit gelu takes its inputs halved (activate_pair): then alpha,
-/// beta and the staged bias (WgmmaTileBias) carry the 1/2.
+/// beta and the staged bias (stage_wgmma_bias) carry the 1/2.
+template <class TOut>
+KOKKOS_INLINE_FUNCTION constexpr bool halved_gelu_input(Activation act) {
+  return act == Activation::gelu && sizeof(TOut) == 2;
+}
 template <Activation ACT, class TOut>
-constexpr bool kHalvedGeluInput = ACT == Activation::gelu && sizeof(TOut) == 2;
+constexpr bool kHalvedGeluInput = halved_gelu_input<TOut>(ACT);
 
 /// The activation of two adjacent outputs of a 16-bit C, rounded and packed. gelu takes g = x / 2
 /// (kHalvedGeluInput: the caller folds the 1/2 into its multiply-adds) and runs on the packed pair
@@ -241,37 +245,32 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
   }
 }
 
-/// The bias of one wgmma tile (columns n0 .. n0 + BN - 1) on its way to shared memory for
-/// store_wgmma_accumulators, shared by THREADS threads (tid = 0 .. THREADS - 1): load() reads each
-/// thread's share into registers, store() writes it to scratch (the kernels do both before their
-/// main loop).
+/// Stages the bias of one wgmma tile (columns n0 .. n0 + BN - 1) in team scratch for
+/// store_wgmma_accumulators, THREADS threads (tid = 0 .. THREADS - 1) sharing the copy (the kernels
+/// call it before their main loop, whose barriers make it visible). dst: BN floats of team scratch,
+/// 16-byte aligned.
 /// Layout: the four lanes t = lane % 4 that share a row of C hold columns 8j + 2t and 8j + 2t + 1
 /// of each n8 block j, so lane t's BN / 4 values are stored contiguously (column q at
 /// [(q % 8) / 2][q / 8][q % 2]) and read as 16-byte vectors. Columns past N get 0. Scaled by 1/2
-/// where the activation takes halved inputs (kHalvedGeluInput).
+/// where the activation takes halved inputs (halved_gelu_input). Every read is issued before the
+/// first store, so their latencies overlap.
 template <int BN, int THREADS, class TOut>
-struct WgmmaTileBias {
-  static constexpr int kPerThread = (BN + THREADS - 1) / THREADS;
+__device__ inline void stage_wgmma_bias(float* dst, const float* bias, int64_t n0, int64_t N, Activation act, int tid) {
+  constexpr int kPerThread = (BN + THREADS - 1) / THREADS;
+  const float scale = halved_gelu_input<TOut>(act) ? 0.5f : 1.0f;
   float v[kPerThread];
-
-  __device__ void load(const float* bias, int64_t n0, int64_t N, Activation act, int tid) {
-    const float scale = sizeof(TOut) == 2 && act == Activation::gelu ? 0.5f : 1.0f;
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-      const int q = tid + i * THREADS;
-      v[i] = q < BN && n0 + q < N ? scale * bias[n0 + q] : 0.0f;
-    }
+  for (int i = 0; i < kPerThread; ++i) {
+    const int q = tid + i * THREADS;
+    v[i] = q < BN && n0 + q < N ? scale * bias[n0 + q] : 0.0f;
   }
-  /// dst: BN floats of team scratch, 16-byte aligned.
-  __device__ void store(float* dst, int tid) const {
-    float* const d = in_shared_window(dst);
+  float* const d = in_shared_window(dst);
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-      const int q = tid + i * THREADS;
-      if (q < BN) d[((q % 8) / 2) * (BN / 4) + (q / 8) * 2 + q % 2] = v[i];
-    }
+  for (int i = 0; i < kPerThread; ++i) {
+    const int q = tid + i * THREADS;
+    if (q < BN) d[((q % 8) / 2) * (BN / 4) + (q / 8) * 2 + q % 2] = v[i];
   }
-};
+}
 
 /// Epilogue of a warpgroup's 64 x BN accumulators that lie wholly inside C, with the activation and
 /// whether C is read (BETA) fixed at compile time: per accumulator one multiply-add (alpha times the
@@ -283,7 +282,7 @@ struct WgmmaTileBias {
 /// issued instruction; 0.9 at K = 65536). Why BETA a template argument: with beta a run-time test
 /// the compiler predicated the C read, its conversion and its multiply-add off, three issued
 /// instructions an element for nothing where beta = 0 (perf notes 32).
-/// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (WgmmaTileBias); BIAS false:
+/// lane_bias: null (no bias), or this lane's BN / 4 staged bias values (stage_wgmma_bias); BIAS false:
 /// no bias, lane_bias not read (the copy store_wgmma_interior_beta takes at BN = 256).
 template <int BN, Activation ACT, bool BETA, bool BIAS, class TIn, class TOut>
 __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
@@ -405,7 +404,7 @@ __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>&
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
 /// store_wgmma_interior; edge blocks the masked element path (the bias from p.bias there).
-/// tile_bias: null (no bias), or the tile's bias as WgmmaTileBias::store left it in shared memory
+/// tile_bias: null (no bias), or the tile's bias as stage_wgmma_bias left it in shared memory
 /// (before a barrier). ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
 /// activation), or the one activation (an int of Activation) the kernel was compiled for, p.act
 /// being that one.
@@ -463,7 +462,7 @@ struct Sm90WgmmaMatmul {
   static_assert((kAElems * 2) % 1024 == 0 && (kStageElems * 2) % 1024 == 0, "stage buffers on swizzle atoms");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    // +1024: the base is aligned up to an atom; then the tile's bias (BN floats, WgmmaTileBias)
+    // +1024: the base is aligned up to an atom; then the tile's bias (BN floats, stage_wgmma_bias)
     return std::size_t(STAGES) * kStageElems * 2 + 1024 + BN * sizeof(float);
   }
 
@@ -545,9 +544,7 @@ struct Sm90WgmmaMatmul {
       // in registers across the loop it cost these tiles 8 bytes of spills.)
       float* const tile_bias = reinterpret_cast<float*>(smem + STAGES * kStageElems);
       if (p.bias) {
-        WgmmaTileBias<BN, kThreads, TOut> bias;
-        bias.load(p.bias, n0, p.N, p.act, tid);
-        bias.store(tile_bias, tid);
+        stage_wgmma_bias<BN, kThreads, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid);
         if (p.K <= 0) team.team_barrier();
       }
 #endif

@@ -304,11 +304,7 @@ struct Sm90WgmmaWsMatmul {
         // only once it has read tile i - 2's, the other copy's, so one barrier a tile orders both
         // ways.
         float* const tile_bias = bias_stage + (2 * c + parity) * BN;
-        if (p.bias) {
-          WgmmaTileBias<BN, 128, TOut> bias;
-          bias.load(p.bias, n0, p.N, p.act, tid % 128);
-          bias.store(tile_bias, tid % 128);
-        }
+        if (p.bias) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
         float acc[BN / 2];
 #pragma unroll
         for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
