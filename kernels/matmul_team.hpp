@@ -120,17 +120,20 @@ KOKKOS_FORCEINLINE_FUNCTION void read_scratch_run(const T* src, T (&dst)[N]) {
 
 /// Epilogue of one element: C(gi, gj) = activation(alpha * ab + beta * C(gi, gj) + bias), in the
 /// compute type, then the downcast; nothing for (gi, gj) outside C. C is read only when beta != 0.
-/// bias_row: the bias is indexed by the row (a kernel that computes C^T of a column-major C). Every
-/// kernel's epilogue ends here (the tensor-core kernels from their fragment registers).
+/// bias_row: the bias is indexed by the row (a kernel that computes C^T of a column-major C).
+/// bias_in_ab: ab already holds bias / alpha (a kernel that started its accumulators from it), so
+/// the bias is not added again. Every kernel's epilogue ends here (the tensor-core kernels from
+/// their fragment registers).
 template <class TIn, class TOut>
 KOKKOS_FORCEINLINE_FUNCTION void store_c_element(const MatmulProblem<TIn, TOut>& p, int64_t gi, int64_t gj,
-                                                 typename TypeTraits<TIn>::compute ab, bool bias_row = false) {
+                                                 typename TypeTraits<TIn>::compute ab, bool bias_row = false,
+                                                 bool bias_in_ab = false) {
   using compute = typename TypeTraits<TIn>::compute;
   if (gi >= p.M || gj >= p.N) return;
   compute v = p.alpha * ab;
   TOut& out = p.c(gi, gj);
   if (p.beta != compute(0)) v += p.beta * convert<compute>(out);
-  if (p.bias) v += p.bias[bias_row ? gi : gj];
+  if (p.bias && !bias_in_ab) v += p.bias[bias_row ? gi : gj];
   out = convert<TOut>(activate(p.act, v));
 }
 

@@ -245,6 +245,35 @@ __device__ inline uint32_t activate_pair(float x0, float x1) {
   }
 }
 
+/// Whether a wgmma kernel starts its accumulators from bias / alpha (load_wgmma_bias) instead of
+/// adding the bias in the epilogue: for 1 <= |alpha| < inf, where bias / alpha neither overflows nor
+/// divides by zero, and alpha (bias / alpha) = bias up to f32 rounding (exactly for alpha = 1).
+KOKKOS_INLINE_FUNCTION bool bias_folds_into_accumulators(float alpha) {
+  const float a = alpha < 0.0f ? -alpha : alpha;
+  return a >= 1.0f && a <= 3.402823466e38f;
+}
+
+/// The accumulators of one warpgroup's 64 x BN tile (columns n0 ..; the layout of
+/// store_wgmma_accumulators) set to bias / alpha, read straight from global memory (columns past N:
+/// 0), so that the MMAs add the product to them and the epilogue has no bias to read: its reads and
+/// the barrier that published the staged copy cost the 64x128 tile's epilogue ~650 cycles at f16
+/// 1024^3 (perf notes 34), where these loads overlap the first wait for the producer.
+template <int BN>
+__device__ inline void load_wgmma_bias(float (&acc)[BN / 2], const float* bias, int64_t n0, int64_t N, float alpha,
+                                       int tid_in_wg) {
+  const float inv_alpha = 1.0f / alpha;
+  const int64_t c0 = n0 + 2 * (tid_in_wg % 4);
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int64_t col = c0 + 8 * j + e;
+      const float b = col < N ? inv_alpha * __ldg(bias + col) : 0.0f;
+      acc[4 * j + e] = b, acc[4 * j + 2 + e] = b;
+    }
+  }
+}
+
 /// Stages the bias of one wgmma tile (columns n0 .. n0 + BN - 1) in team scratch for
 /// store_wgmma_accumulators, THREADS threads (tid = 0 .. THREADS - 1) sharing the copy (the kernels
 /// call it before their main loop, whose barriers make it visible). dst: BN floats of team scratch,
@@ -404,13 +433,14 @@ __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>&
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
 /// store_wgmma_interior; edge blocks the masked element path (the bias from p.bias there).
-/// tile_bias: null (no bias), or the tile's bias as stage_wgmma_bias left it in shared memory
-/// (before a barrier). ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
+/// tile_bias: null (no bias, or the bias already in the accumulators: bias_in_acc, load_wgmma_bias),
+/// or the tile's bias as stage_wgmma_bias left it in shared memory (before a barrier). ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
 /// activation), or the one activation (an int of Activation) the kernel was compiled for, p.act
 /// being that one.
 template <int BN, int ACT = kActivationAtRunTime, class TIn, class TOut>
 __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
-                                                int64_t row0, int64_t n0, int tid_in_wg, const float* tile_bias) {
+                                                int64_t row0, int64_t n0, int tid_in_wg, const float* tile_bias,
+                                                bool bias_in_acc = false) {
   const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
   if (row0 + 64 <= p.M && n0 + BN <= p.N) {
     const int64_t r0 = row0 + warp * 16 + g, c0 = n0 + t * 2;
@@ -439,7 +469,8 @@ __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& 
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
     for (int v = 0; v < 4; ++v)
-      store_c_element(p, row0 + warp * 16 + g + (v / 2) * 8, n0 + j * 8 + t * 2 + v % 2, acc[j * 4 + v]);
+      store_c_element(p, row0 + warp * 16 + g + (v / 2) * 8, n0 + j * 8 + t * 2 + v % 2, acc[j * 4 + v], false,
+                      bias_in_acc);
   }
 }
 #endif

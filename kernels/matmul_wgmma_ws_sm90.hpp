@@ -223,9 +223,9 @@ struct Sm90WgmmaWsMatmul {
     }
   }
 
-  /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed by the
-  /// caller); `step` is this team's running step number. Every buffer read is released once the
-  /// MMAs that read it are done, the tile's last one included.
+  /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed, or set
+  /// to bias / alpha, by the caller); `step` is this team's running step number. Every buffer read
+  /// is released once the MMAs that read it are done, the tile's last one included.
   template <bool A_K, bool B_N>
   __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t& step,
                           float (&acc)[BN / 2]) const {
@@ -287,6 +287,7 @@ struct Sm90WgmmaWsMatmul {
       // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
       // storage-order dispatch
       const int c = wg - 1;
+      const bool bias_in_acc = p.bias && bias_folds_into_accumulators(p.alpha);
       int64_t step = 0;
       int parity = 0;  // which of the consumer's two bias copies this tile takes
       for (int t = first; t < tiles_m * tiles_n; t += stride, parity ^= 1) {
@@ -303,19 +304,27 @@ struct Sm90WgmmaWsMatmul {
         // the copy of tile i after passing the barrier of tile i - 1, which every thread reaches
         // only once it has read tile i - 2's, the other copy's, so one barrier a tile orders both
         // ways.
+        // Where alpha allows (bias_folds_into_accumulators), the accumulators start from bias / alpha
+        // instead (load_wgmma_bias): no copy, no barrier, no bias in the epilogue.
         float* const tile_bias = bias_stage + (2 * c + parity) * BN;
-        if (p.bias) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
         float acc[BN / 2];
+        if (bias_in_acc) {
+          load_wgmma_bias<BN>(acc, p.bias, n0, p.N, p.alpha, tid % 128);
+        } else {
+          if (p.bias) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
 #pragma unroll
-        for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+          for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
+        }
         if constexpr (kTf32)
           consume<true, false>(smem, full, empty, c, step, acc);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
           });
-        if (p.bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
-        store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, p.bias ? tile_bias : nullptr);
+        const bool staged_bias = p.bias && !bias_in_acc;
+        if (staged_bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
+        store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
+                                          bias_in_acc);
       }
 #else
       (void)smem, (void)tid;

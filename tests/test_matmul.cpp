@@ -165,7 +165,8 @@ struct WsTeamCap {
 };
 
 /// Problems for the warp-specialised tiles' persistent grid: 200x520 is 4 x 5 tiles of 64x128 or
-/// 2 x 3 of 128x256, ragged on both edges; K of 3 steps (ragged), 1 step, or none. `teams`: the grid
+/// 2 x 3 of 128x256, ragged on both edges; K of 3 steps (ragged), 1 step, or none; alpha 1, 0.5, -2
+/// and 0 (the bias in the accumulators or in the epilogue). `teams`: the grid
 /// cap of case i (WsTeamCap): none (one tile a team at this size), 1 or 3 (teams that loop over
 /// several tiles, the next tile loading while the consumers finish the last).
 inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, std::vector<int>& teams) {
@@ -178,6 +179,9 @@ inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, st
     c.beta = n % 3 == 0 ? 0.0 : 0.5;
     c.nan_in_c = c.beta == 0.0;
     c.ep.bias = n % 2 == 0;
+    // alpha 1 and -2: the bias starts the accumulators (as bias / alpha); 0.5 and 0: it is staged
+    // and added in the epilogue (bias_folds_into_accumulators)
+    c.alpha = (n / 2) % 4 == 1 ? 0.5 : (n / 2) % 4 == 2 ? -2.0 : (n / 2) % 4 == 3 ? 0.0 : 1.0;
     c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
              : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
     c.cfg = cfg;
