@@ -123,6 +123,10 @@ struct Sm90WgmmaWsMatmul {
   // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
   // consumers release a buffer one step late (the MMA group that reads it stays in flight).
   static constexpr int kLag = STAGES - 2;
+  // Whether the consumers may start their accumulators from the bias (load_wgmma_bias) where alpha
+  // allows: not at BN = 256, where the loads' registers raised the 168-register kernels' spills from
+  // 88 to 152-168 bytes (ptxas, f16) and the bias's share of a long tile is small.
+  static constexpr bool kBiasInAccumulators = BN < 256;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
   static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value : mma_input_supported<TIn>();
@@ -287,7 +291,7 @@ struct Sm90WgmmaWsMatmul {
       // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
       // storage-order dispatch
       const int c = wg - 1;
-      const bool bias_in_acc = p.bias && bias_folds_into_accumulators(p.alpha);
+      const bool bias_in_acc = kBiasInAccumulators && p.bias && bias_folds_into_accumulators(p.alpha);
       int64_t step = 0;
       int parity = 0;  // which of the consumer's two bias copies this tile takes
       for (int t = first; t < tiles_m * tiles_n; t += stride, parity ^= 1) {
@@ -307,14 +311,9 @@ struct Sm90WgmmaWsMatmul {
         // Where alpha allows (bias_folds_into_accumulators), the accumulators start from bias / alpha
         // instead (load_wgmma_bias): no copy, no barrier, no bias in the epilogue.
         float* const tile_bias = bias_stage + (2 * c + parity) * BN;
+        if (p.bias && !bias_in_acc) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
         float acc[BN / 2];
-        if (bias_in_acc) {
-          load_wgmma_bias<BN>(acc, p.bias, n0, p.N, p.alpha, tid % 128);
-        } else {
-          if (p.bias) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
-#pragma unroll
-          for (int v = 0; v < BN / 2; ++v) acc[v] = 0.0f;
-        }
+        load_wgmma_bias<BN>(acc, bias_in_acc ? p.bias : nullptr, n0, p.N, p.alpha, tid % 128);
         if constexpr (kTf32)
           consume<true, false>(smem, full, empty, c, step, acc);
         else
