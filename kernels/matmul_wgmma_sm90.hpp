@@ -253,27 +253,25 @@ KOKKOS_INLINE_FUNCTION bool bias_folds_into_accumulators(float alpha) {
   return a >= 1.0f && a <= 3.402823466e38f;
 }
 
-/// The accumulators of one warpgroup's 64 x BN tile (columns n0 ..; the layout of
-/// store_wgmma_accumulators) set to bias / alpha, read straight from global memory (columns past N:
-/// 0), so that the MMAs add the product to them and the epilogue has no bias to read: its reads and
-/// the barrier that published the staged copy cost the 64x128 tile's epilogue ~650 cycles at f16
-/// 1024^3 (perf notes 34), where these loads overlap the first wait for the producer. bias null:
-/// zeros. One definition of each accumulator either way (predicated loads and selects): set in two
-/// branches, ptxas serialised every wgmma of the kernel (C7515, 'non wgmma instructions defining
-/// accumulator registers'; f16 1024^3 8.7 -> 10.9 us without a bias).
+/// The accumulators of one warpgroup's 64 x BN tile (the layout of store_wgmma_accumulators) set
+/// to scale times the tile's bias as stage_wgmma_bias left it in shared memory (before a barrier;
+/// scale = 1 / alpha), so that the MMAs add the product to them and the epilogue has no bias to
+/// read: its reads and its barrier cost the 64x128 tile's epilogue ~650 cycles at f16 1024^3 (perf
+/// notes 34). tile_bias null: zeros. One definition of each accumulator either way (predicated reads
+/// and selects): set in two branches, ptxas serialised every wgmma of the kernel (C7515, 'non
+/// wgmma instructions defining accumulator registers'; f16 1024^3 8.7 -> 10.9 us without a bias).
+/// (Read straight from global memory instead, 32 scalar loads a thread where the staged copy takes
+/// one, the 64x128 bias kernels ran ~0.8 us slower at 1024^3: perf notes 35.)
 template <int BN>
-__device__ inline void load_wgmma_bias(float (&acc)[BN / 2], const float* bias, int64_t n0, int64_t N, float alpha,
-                                       int tid_in_wg) {
-  const float inv_alpha = bias ? 1.0f / alpha : 0.0f;
-  const int64_t c0 = n0 + 2 * (tid_in_wg % 4);
+__device__ inline void load_wgmma_bias(float (&acc)[BN / 2], const float* tile_bias, float scale, int tid_in_wg) {
+  const float* const lb = tile_bias ? in_shared_window(tile_bias) + (tid_in_wg % 4) * (BN / 4) : nullptr;
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int64_t col = c0 + 8 * j + e;
-      const float b = bias && col < N ? inv_alpha * __ldg(bias + col) : 0.0f;
-      acc[4 * j + e] = b, acc[4 * j + 2 + e] = b;
-    }
+  for (int q = 0; q < BN / 16; ++q) {  // lane t's values of n8 blocks 2q, 2q + 1: one 16-byte read
+    const float4 v = lb ? reinterpret_cast<const float4*>(lb)[q] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    acc[8 * q] = acc[8 * q + 2] = scale * v.x;
+    acc[8 * q + 1] = acc[8 * q + 3] = scale * v.y;
+    acc[8 * q + 4] = acc[8 * q + 6] = scale * v.z;
+    acc[8 * q + 5] = acc[8 * q + 7] = scale * v.w;
   }
 }
 

@@ -292,6 +292,7 @@ struct Sm90WgmmaWsMatmul {
       // storage-order dispatch
       const int c = wg - 1;
       const bool bias_in_acc = kBiasInAccumulators && p.bias && bias_folds_into_accumulators(p.alpha);
+      const float inv_alpha = bias_in_acc ? 1.0f / p.alpha : 0.0f;
       int64_t step = 0;
       int parity = 0;  // which of the consumer's two bias copies this tile takes
       for (int t = first; t < tiles_m * tiles_n; t += stride, parity ^= 1) {
@@ -308,12 +309,17 @@ struct Sm90WgmmaWsMatmul {
         // the copy of tile i after passing the barrier of tile i - 1, which every thread reaches
         // only once it has read tile i - 2's, the other copy's, so one barrier a tile orders both
         // ways.
-        // Where alpha allows (bias_folds_into_accumulators), the accumulators start from bias / alpha
-        // instead (load_wgmma_bias): no copy, no barrier, no bias in the epilogue.
+        // Where alpha allows (bias_folds_into_accumulators) the warpgroup reads the staged copy back
+        // at once, after its barrier, into its accumulators as bias / alpha (load_wgmma_bias): the
+        // epilogue then has no bias to read and no barrier to pass. The barrier and the reads
+        // come before the first wait for the producer, which covers them on a team's first tile.
         float* const tile_bias = bias_stage + (2 * c + parity) * BN;
-        if (p.bias && !bias_in_acc) stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, p.act, tid % 128);
+        if (p.bias)
+          stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, bias_in_acc ? Activation::none : p.act,
+                                          tid % 128);
+        if (bias_in_acc) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
         float acc[BN / 2];
-        load_wgmma_bias<BN>(acc, bias_in_acc ? p.bias : nullptr, n0, p.N, p.alpha, tid % 128);
+        load_wgmma_bias<BN>(acc, bias_in_acc ? tile_bias : nullptr, inv_alpha, tid % 128);
         if constexpr (kTf32)
           consume<true, false>(smem, full, empty, c, step, acc);
         else
