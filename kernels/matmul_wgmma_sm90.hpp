@@ -435,7 +435,8 @@ __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>&
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
 /// store_wgmma_interior; edge blocks the masked element path (the bias from p.bias there).
 /// tile_bias: null (no bias, or the bias already in the accumulators: bias_in_acc, load_wgmma_bias),
-/// or the tile's bias as stage_wgmma_bias left it in shared memory (before a barrier). ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
+/// or the tile's bias as stage_wgmma_bias left it in shared memory (before a barrier).
+/// ACT: kActivationAtRunTime (the interior path switches over p.act, one inlined copy per
 /// activation), or the one activation (an int of Activation) the kernel was compiled for, p.act
 /// being that one.
 template <int BN, int ACT = kActivationAtRunTime, class TIn, class TOut>

@@ -21,7 +21,8 @@
 //   warpgroup 1 + c (consumer c, 128 threads): rows 64c .. 64c + 63 of the tile; per step waits for
 //               the full barrier, issues BK / 16 wgmma.m64nBNk16 as one group and keeps it in flight
 //               while waiting for the next step; releases a buffer once the group that read it is
-//               done (wgmma.wait_group 1)
+//               done (wgmma.wait_group 1). With a bias and 1 <= |alpha| (BN < 256) its accumulators
+//               start from bias / alpha, so the epilogue after the last MMA reads no bias
 //
 // TF32 (f32 inputs): wgmma reads 32-bit operands only K-major, so both operands are loaded by TMA as
 // [rows][32 k] (the same 128-byte swizzled rows: BK = 32); launch_wgmma_ws first copies an operand
@@ -124,8 +125,9 @@ struct Sm90WgmmaWsMatmul {
   // consumers release a buffer one step late (the MMA group that reads it stays in flight).
   static constexpr int kLag = STAGES - 2;
   // Whether the consumers may start their accumulators from the bias (load_wgmma_bias) where alpha
-  // allows: not at BN = 256, where the loads' registers raised the 168-register kernels' spills from
-  // 88 to 152-168 bytes (ptxas, f16) and the bias's share of a long tile is small.
+  // allows: not at BN = 256, whose 168-register kernels spilled 152-168 bytes against 88 with the
+  // bias loaded into the accumulators (ptxas, f16; perf notes 35) and where a tile's many K steps
+  // leave the epilogue's bias a small share.
   static constexpr bool kBiasInAccumulators = BN < 256;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;

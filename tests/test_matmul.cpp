@@ -179,9 +179,10 @@ inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, st
     c.beta = n % 3 == 0 ? 0.0 : 0.5;
     c.nan_in_c = c.beta == 0.0;
     c.ep.bias = n % 2 == 0;
-    // alpha 1 and -2: the bias starts the accumulators (as bias / alpha); 0.5 and 0: it is staged
-    // and added in the epilogue (bias_folds_into_accumulators)
-    c.alpha = (n / 2) % 4 == 1 ? 0.5 : (n / 2) % 4 == 2 ? -2.0 : (n / 2) % 4 == 3 ? 0.0 : 1.0;
+    // alpha 1 and -2: the bias starts the accumulators (as bias / alpha; K = 0 too, n = 10); 0.5
+    // and 0: it is added in the epilogue (bias_folds_into_accumulators)
+    constexpr double kAlphas[9] = {1.0, 0.5, -2.0, 0.0, 1.0, -2.0, 0.5, 1.0, 0.0};
+    c.alpha = kAlphas[n / 2];
     c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
              : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
     c.cfg = cfg;
