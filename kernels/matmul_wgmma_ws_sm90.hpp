@@ -126,8 +126,9 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int kLag = STAGES - 2;
   // Whether the consumers may start their accumulators from the bias (load_wgmma_bias) where alpha
   // allows: not at BN = 256, whose 168-register kernels spilled 152-168 bytes against 88 with the
-  // bias loaded into the accumulators (ptxas, f16; perf notes 35) and where a tile's many K steps
-  // leave the epilogue's bias a small share.
+  // bias loaded into the accumulators from global memory (ptxas, f16; perf notes 35, try 2; the
+  // staged-copy form kept here was not compiled at BN = 256) and where a tile's many K steps leave
+  // the epilogue's bias a small share.
   static constexpr bool kBiasInAccumulators = BN < 256;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
