@@ -49,6 +49,7 @@ struct Options {
                                       ///< after start (0 = no limit)
   double rotate_bytes = 0.0;          ///< --tk_rotate_mib: input bytes to rotate through (0 = 2 x LLC)
   std::string note;                   ///< --tk_note: free text recorded in the context
+  std::vector<std::string> configs;   ///< --tk_configs: fixed matmul configs, one series each
 };
 const Options& options();
 

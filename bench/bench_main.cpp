@@ -56,6 +56,9 @@ const char* kHelp =
     "  --tk_rotate_mib=X      input MiB to rotate through so small problems do not run from cache\n"
     "                         (default: twice the last-level cache) [TILEKIT_BENCH_ROTATE_MIB]\n"
     "  --tk_note=TEXT         free text recorded in the JSON context [TILEKIT_BENCH_NOTE]\n"
+    "  --tk_configs=LIST      matmul: one more tilekit series per config name (tilekit:<name>, and\n"
+    "                         with the fused activation), the same config at every shape; a shape or\n"
+    "                         type it cannot run is skipped with the reason [TILEKIT_BENCH_CONFIGS]\n"
     "Timing: each iteration runs from a fenced start to a fence after the work, on the host clock\n"
     "(and CUDA events on CUDA); rates use the median. JSON: --benchmark_out=F --benchmark_out_format=json\n\n";
 
@@ -108,6 +111,8 @@ void set_option(const std::string& key, const std::string& v) {
     o.rotate_bytes = to_double("--tk_rotate_mib", v) * 1024.0 * 1024.0;
   } else if (key == "note") {
     o.note = v;
+  } else if (key == "configs") {
+    o.configs = split_list(v, ',');
   } else {
     bad("unknown option --tk_" + key + " (see --help)");
   }
@@ -116,7 +121,7 @@ void set_option(const std::string& key, const std::string& v) {
 // Environment first, then flags (which win); --tk_* flags are removed from argv.
 void parse_options(int* argc, char** argv) {
   for (const char* key : {"shapes", "dtypes", "warmup", "min_reps", "max_reps", "rep_work", "deadline_s",
-                          "rotate_mib", "note"}) {
+                          "rotate_mib", "note", "configs"}) {
     std::string env = std::string("TILEKIT_BENCH_") + key;
     for (auto& ch : env) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     if (const char* v = std::getenv(env.c_str())) set_option(key, v);

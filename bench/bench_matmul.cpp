@@ -4,6 +4,7 @@
 // Every series computes C = A B (alpha 1, beta 0) on column-major A (M x K), B (K x N), C (M x N),
 // the BLAS convention, from the same random inputs (kernels/fill.hpp, fixed seeds; never zeros):
 //   tilekit:<config>               tilekit's blocked matmul with that config source's config
+//                                  (default, tuned), or a config named in --tk_configs
 //   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
 //   tilekit:tuned+bias+gelu        the tuned config with a bias (one random value per column of C) and
 //                                  gelu fused (floating-point types): the cost of a heavier epilogue
@@ -95,8 +96,9 @@ struct Series {
   std::string name;  ///< e.g. "tilekit:default+leaky_relu"; no '/'
   Impl impl;
   Activation act;              ///< fused (tilekit) or a separate pass (vendor)
-  ConfigFn config = nullptr;   ///< tilekit only
+  ConfigFn config = nullptr;   ///< tilekit only (null: `fixed`)
   bool bias = false;           ///< tilekit only: a per-column bias fused before the activation
+  MatmulConfig fixed{};        ///< tilekit with no config source: this config at every shape (--tk_configs)
 };
 
 constexpr Activation kActivation = Activation::leaky_relu;  // the seeds' fused activation
@@ -117,6 +119,15 @@ std::vector<Series> series_for(Math math) {
                    kActivation, src.config});
     if (!std::is_integral<T>::value && std::string(src.label) == "tuned")
       s.push_back({"tilekit:tuned+bias+gelu", Impl::tilekit, Activation::gelu, src.config, true});
+  }
+  for (const std::string& name : options().configs) {  // --tk_configs (checked in register_matmul)
+    MatmulConfig cfg;
+    std::string why;
+    if (!MatmulConfig::parse(name, cfg, why)) continue;
+    s.push_back({"tilekit:" + name, Impl::tilekit, Activation::none, nullptr, false, cfg});
+    if (!std::is_integral<T>::value)
+      s.push_back({"tilekit:" + name + "+" + activation_name(kActivation), Impl::tilekit, kActivation, nullptr,
+                   false, cfg});
   }
   if (ieee_float) s.push_back({"kokkos_kernels", Impl::kokkos_kernels, Activation::none});
   // Not a matmul: the time the shape's compulsory bytes take at the copy bandwidth (below).
@@ -323,7 +334,7 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   Samples samples;
   std::string label;
   if (series.impl == Impl::tilekit) {
-    const MatmulConfig cfg = series.config(shape, TypeTraits<T>::dtype, math);
+    const MatmulConfig cfg = series.config ? series.config(shape, TypeTraits<T>::dtype, math) : series.fixed;
     const std::string why = check_matmul(problem(ops, 0, series.act, math, series.bias), cfg);
     if (!why.empty()) {
       state.SkipWithError(("config rejected: " + why).c_str());
@@ -406,6 +417,11 @@ void register_matmul() {
   for (const auto& dt : dtypes)
     if (dt != "f32" && dt != "f64" && dt != "f16" && dt != "bf16" && dt != "i8" && dt != "tf32")
       throw std::invalid_argument("matmul: unknown dtype '" + dt + "' (allowed: f32, f64, f16, bf16, i8, tf32)");
+  for (const auto& name : options().configs) {
+    MatmulConfig cfg;
+    if (!MatmulConfig::parse(name, cfg, why))
+      throw std::invalid_argument("matmul: --tk_configs entry '" + name + "' is not a config: " + why);
+  }
 
   // Shape-major order: a series' previous shape gives the rate the time budget judges it by.
   for (const Shape& s : shapes)
