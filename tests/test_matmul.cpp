@@ -486,6 +486,39 @@ TEST(MatmulSplitK, RunsAreBitwiseIdenticalAndCountersResetBetweenLaunches) {
   EXPECT_LE(o.err, o.tol);
 }
 
+TEST(MatmulSplitK, MoreTilesAfterMoreSplitsFindTheirCountersAtZero) {
+  // One workspace holds the arrival counters (one int per tile) and, after them, the partial tiles.
+  // A launch with 64 tiles and 16 splits fills the partial sums right after its 256 bytes of
+  // counters; a following launch with 72 tiles and 2 splits fits in the same buffer (no
+  // reallocation, so nothing re-zeroed) but needs 288 bytes of counters: tiles 64..71 must not count
+  // on the first launch's partial sums (a non-zero count: no team is ever the last, C is never
+  // written and stays NaN).
+  std::vector<MatmulConfig> tiles;
+  for (const MatmulConfig& cfg : split_k_configs())
+    if (std::none_of(tiles.begin(), tiles.end(), [&](const MatmulConfig& t) { return t.tile_name() == cfg.tile_name(); }))
+      tiles.push_back(cfg);
+  if (tiles.empty()) GTEST_SKIP() << "no tile splits K on " << backend_name() << " (CUDA SIMT tiles only)";
+  for (MatmulConfig cfg : tiles) {
+    SCOPED_TRACE(cfg.name());
+    cfg.k_splits = 16;  // 8 x 8 tiles, 16 K steps: 16 partial tiles each
+    const int64_t M1 = 8 * cfg.bm, N1 = 8 * cfg.bn, K1 = 16 * cfg.bk;
+    Kokkos::View<float**, Kokkos::LayoutLeft> A("A", M1, K1), B("B", K1, N1), C("C", M1, N1);
+    fill_random(A.data(), M1 * K1, 41);
+    fill_random(B.data(), K1 * N1, 42);
+    matmul(Op::N, Op::N, 1.0f, A, B, 0.0f, C, cfg);
+    Case c;  // 9 x 8 tiles, 2 splits of 2 K steps
+    c.M = 9 * cfg.bm;
+    c.N = 8 * cfg.bn;
+    c.K = 4 * cfg.bk;
+    c.cfg = cfg;
+    c.cfg->k_splits = 2;
+    c.nan_in_c = true;
+    SCOPED_TRACE(c.describe());
+    const Outcome o = run_case<float, float>(c);
+    EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
+  }
+}
+
 // --- TF32 math (f32 inputs, opt-in): the TF32 tensor-core tiles, on CUDA sm_80+ -------------------
 
 /// The TF32 tensor-core configs of this build's menu that this device runs (none off CUDA sm_80+).
