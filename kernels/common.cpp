@@ -359,6 +359,9 @@ struct DeviceWorkspace {
   cudaEvent_t last_use = nullptr;
   bool recorded = false;
   bool hook = false;
+  // Split K: bytes at the start that only ever hold arrival counters, which kernels leave at zero
+  // (zeroed when the buffer is allocated or this prefix grows); partial sums always lie after it.
+  std::size_t counter_prefix = 0;
   void release() {
     if (last_use) {
       (void)cudaEventSynchronize(last_use);
@@ -369,6 +372,7 @@ struct DeviceWorkspace {
     device = nullptr;
     bytes = 0;
     recorded = false;
+    counter_prefix = 0;
   }
   static DeviceWorkspace& pack() {
     static DeviceWorkspace w;
@@ -445,11 +449,30 @@ void release_pack_workspace(void* stream) {
 #endif
 }
 
-std::string acquire_split_k_workspace(std::size_t bytes, void* stream, void*& device) {
+std::string acquire_split_k_workspace(std::size_t counter_bytes, std::size_t partial_bytes, void* stream,
+                                      int*& counters, void*& partials) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  return DeviceWorkspace::split_k().acquire(bytes, true, stream, device, "split-K partial sums");
+  DeviceWorkspace& w = DeviceWorkspace::split_k();
+  // Counters at [0, counter_bytes), partials from the end of the largest counter region any launch
+  // used so far: a partial sum never lands where a later launch expects a zero counter.
+  const std::size_t prefix = std::max(w.counter_prefix, (counter_bytes + 255) / 256 * 256);
+  void* device = nullptr;
+  std::string why = w.acquire(prefix + partial_bytes, true, stream, device, "split-K partial sums");
+  if (!why.empty()) return why;
+  if (prefix > w.counter_prefix) {  // partial sums of earlier launches may lie there: zero it
+    if (cudaMemsetAsync(static_cast<char*>(device) + w.counter_prefix, 0, prefix - w.counter_prefix,
+                        static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      w.release_after(stream);
+      return "zeroing the split-K counters failed";
+    }
+    w.counter_prefix = prefix;
+  }
+  counters = static_cast<int*>(device);
+  partials = static_cast<char*>(device) + prefix;
+  return {};
 #else
-  (void)bytes, (void)stream, (void)device;
+  (void)counter_bytes, (void)partial_bytes, (void)stream, (void)counters, (void)partials;
   return "the split-K workspace exists only on CUDA";
 #endif
 }

@@ -50,9 +50,13 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
 std::string acquire_pack_workspace(std::size_t bytes, void* stream, void*& device);
 void release_pack_workspace(void* stream);
 
-/// The same for split K (MatmulConfig::k_splits): one buffer of arrival counters and partial tiles,
-/// zeroed when (re)allocated; kernels leave every counter at zero again. CUDA only ("" or why not).
-std::string acquire_split_k_workspace(std::size_t bytes, void* stream, void*& device);
+/// The same for split K (MatmulConfig::k_splits): one buffer of `counter_bytes` of arrival counters,
+/// all zero on entry (kernels leave every counter at zero again), and `partial_bytes` of partial sums
+/// after them. The partial sums start after the largest counter region any launch has used, so that
+/// a launch with more tiles than an earlier one never counts on its partial sums. CUDA only ("" or
+/// why not).
+std::string acquire_split_k_workspace(std::size_t counter_bytes, std::size_t partial_bytes, void* stream,
+                                      int*& counters, void*& partials);
 void release_split_k_workspace(void* stream);
 
 /// Device copies of kernels' TMA descriptors (two 128-byte CUtensorMaps per launch), from a ring of

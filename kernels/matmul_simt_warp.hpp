@@ -591,12 +591,11 @@ inline SplitKPlan split_k_plan(int64_t K, int bk, int k_splits) {
   return plan;
 }
 
-/// Bytes of the split-K workspace: the counters (one int per tile, rounded up to 256 bytes), then
-/// splits x tiles partial tiles of BM x BN accumulators.
+/// Bytes of the split-K workspace's partial sums: splits x tiles partial tiles of BM x BN
+/// accumulators (and one counter per tile before them).
 template <class Tile, class Compute>
-std::size_t split_k_workspace_bytes(int64_t tiles, int splits) {
-  return std::size_t((tiles * int64_t(sizeof(int)) + 255) / 256 * 256) +
-         std::size_t(splits) * std::size_t(tiles) * Tile::BM * Tile::BN * sizeof(Compute);
+std::size_t split_k_partial_bytes(int64_t tiles, int splits) {
+  return std::size_t(splits) * std::size_t(tiles) * Tile::BM * Tile::BN * sizeof(Compute);
 }
 
 /// Launches the split-K copy of the SIMT warp kernel (plan.splits >= 2 teams per tile) with its
@@ -622,13 +621,12 @@ void launch_simt_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
 #else
   void* stream = nullptr;
 #endif
-  void* ws = nullptr;
-  const std::string why =
-      acquire_split_k_workspace(split_k_workspace_bytes<Tile, typename F::compute>(tiles, plan.splits), stream, ws);
+  void* partials = nullptr;
+  const std::string why = acquire_split_k_workspace(
+      std::size_t(tiles) * sizeof(int), split_k_partial_bytes<Tile, typename F::compute>(tiles, plan.splits), stream,
+      f.counters, partials);
   if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
-  f.counters = static_cast<int*>(ws);
-  f.partials = reinterpret_cast<typename F::compute*>(static_cast<char*>(ws) +
-                                                     (tiles * int64_t(sizeof(int)) + 255) / 256 * 256);
+  f.partials = static_cast<typename F::compute*>(partials);
   Kokkos::parallel_for(label, policy, f);
   release_split_k_workspace(stream);
 }
