@@ -488,11 +488,12 @@ TEST(MatmulSplitK, RunsAreBitwiseIdenticalAndCountersResetBetweenLaunches) {
 
 TEST(MatmulSplitK, MoreTilesAfterMoreSplitsFindTheirCountersAtZero) {
   // One workspace holds the arrival counters (one int per tile) and, after them, the partial tiles.
-  // A launch with 64 tiles and 16 splits fills the partial sums right after its 256 bytes of
-  // counters; a following launch with 72 tiles and 2 splits fits in the same buffer (no
-  // reallocation, so nothing re-zeroed) but needs 288 bytes of counters: tiles 64..71 must not count
-  // on the first launch's partial sums (a non-zero count: no team is ever the last, C is never
-  // written and stays NaN).
+  // A launch with 64 tiles and 16 splits needs 256 bytes of counters and writes partial sums after
+  // them; a following launch with 72 tiles and 2 splits fits in the same buffer (no reallocation, so
+  // nothing re-zeroed) but needs 288 bytes of counters. Were the partial sums placed right after each
+  // launch's own counters, tiles 64..71 would count on the first launch's partial sums (a non-zero
+  // count: no team is ever the last, C is never written and stays NaN; this failed with relative
+  // error inf before acquire_split_k_workspace kept the largest counter region).
   std::vector<MatmulConfig> tiles;
   for (const MatmulConfig& cfg : split_k_configs())
     if (std::none_of(tiles.begin(), tiles.end(), [&](const MatmulConfig& t) { return t.tile_name() == cfg.tile_name(); }))
