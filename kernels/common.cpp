@@ -502,6 +502,51 @@ bool ws_persistent_disabled_by_env() {
 }
 
 namespace {
+std::mutex& ws_drift_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::string& ws_drift_record() {
+  static std::string how;
+  return how;
+}
+WsDriftOverride& ws_drift_override_value() {
+  static WsDriftOverride o;
+  return o;
+}
+}  // namespace
+
+std::string last_ws_drift_bound() {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  return ws_drift_record();
+}
+
+void set_last_ws_drift_bound(std::string how) {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  ws_drift_record() = std::move(how);
+}
+
+bool ws_drift_disabled_by_env() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("TILEKIT_WS_DRIFT");
+    return v != nullptr && std::string(v) == "0";
+  }();
+  return disabled;
+}
+
+WsDriftOverride set_ws_drift_override(const WsDriftOverride& o) {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  const WsDriftOverride previous = ws_drift_override_value();
+  ws_drift_override_value() = o;
+  return previous;
+}
+
+WsDriftOverride ws_drift_override() {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  return ws_drift_override_value();
+}
+
+namespace {
 std::atomic<int>& ws_team_cap_value() {
   static std::atomic<int> cap{0};
   return cap;

@@ -55,6 +55,8 @@ void release_pack_workspace(void* stream);
 /// after them. The partial sums start after the largest counter region any launch has used, so that
 /// a launch with more tiles than an earlier one never counts on its partial sums. CUDA only ("" or
 /// why not).
+/// The warp-specialised kernel's drift bound takes its per-chunk counters from here too (no partial
+/// sums), and zeroes them again in its stream before release_split_k_workspace.
 std::string acquire_split_k_workspace(std::size_t counter_bytes, std::size_t partial_bytes, void* stream,
                                       int*& counters, void*& partials);
 void release_split_k_workspace(void* stream);
@@ -93,6 +95,31 @@ bool ws_persistent_disabled_by_env();
 /// loads under the last one's epilogue) as large ones do.
 int set_ws_team_cap(int teams);
 int ws_team_cap();
+
+/// The warp-specialised kernel's drift bound (tuning::WsDriftBound; matmul_wgmma_ws_sm90.hpp): how
+/// the last launch applied it, e.g. "chunks of 16 K steps, slack 64 steps, 1216 chunks counted, 132
+/// teams, waits up to 1000000 ns", or "" where it was off (short K, one wave, cp.async loads,
+/// TILEKIT_WS_DRIFT=0). Set by launch_wgmma_ws; tests read it to know which producer they exercised.
+std::string last_ws_drift_bound();
+void set_last_ws_drift_bound(std::string how);
+
+/// TILEKIT_WS_DRIFT=0 turns the drift bound off (a diagnostic for comparing with the free-running
+/// kernel in one build); read once.
+bool ws_drift_disabled_by_env();
+
+/// A test hook: while `active`, launches apply the drift bound at any K with these chunk and slack
+/// sizes and this wait limit in place of tuning::kWsDriftBound's, and with one_team_a_tile, launch one
+/// team per tile (more teams than fit on the GPU at once: resident teams wait for teams that have
+/// not started, until the limit frees them). Returns the previous override.
+struct WsDriftOverride {
+  bool active = false;
+  int chunk_steps = 0;
+  int slack_steps = 0;
+  long long wait_limit_ns = 0;
+  bool one_team_a_tile = false;
+};
+WsDriftOverride set_ws_drift_override(const WsDriftOverride& o);
+WsDriftOverride ws_drift_override();
 
 /// Streaming multiprocessors of the current CUDA device, and the shared memory one of them holds in
 /// bytes (0 and 0 without CUDA or a device).

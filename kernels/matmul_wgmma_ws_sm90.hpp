@@ -30,6 +30,17 @@
 // are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
 // mma.sync TF32 tile rounds to nearest instead).
 //
+// The drift bound (TMA producers, K of at least tuning::kWsDriftBound.min_k_steps steps): SMs of
+// slightly different speed spread a persistent grid's teams apart wave after wave, until teams
+// sharing an A panel read it from DRAM again (perf notes 39). Each producer counts the chunks of
+// drift_chunk_steps steps it starts in drift_count[chunk] (global memory, one atomic add a chunk)
+// and starts chunk g only once all drift_teams teams have started chunk g - drift_slack_chunks - 1.
+// The slowest team never waits (every other team has started every chunk it has); teams that are
+// not resident at once (another kernel, an MPS share) would wait forever, so each wait ends after
+// drift_wait_limit_ns of the global timer, and its team then runs free. The producer keeps the
+// chunk position in 32-bit counters: two 64-bit divisions a step made its one thread slower than a
+// K step (~1500 against ~1070 cycles; perf notes 39).
+//
 // Why a lag of kLag = STAGES - 2 steps before publishing: a producer thread can only fence copies that
 // have landed, and waiting for a recent step would hold the next copies behind a global-memory
 // latency (a lag of one step kept the producer about one step ahead).
@@ -92,6 +103,12 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
           smem_addr(dst)),
       "l"(tensor_map), "r"(inner), "r"(outer), "r"(smem_addr(bar))
       : "memory");
+}
+/// The GPU's global timer (ns).
+__device__ inline uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 /// Waits until the phase of parity `parity` of the barrier has completed.
 __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
@@ -161,6 +178,14 @@ struct Sm90WgmmaWsMatmul {
   /// the staged layouts; null: the producer warpgroup copies with cp.async (launch_wgmma_ws decides).
   const void* tma_a = nullptr;
   const void* tma_b = nullptr;
+  /// The drift bound (bound_ws_drift; TMA producers only): drift_count[g] counts the teams whose
+  /// producer has started chunk g (drift_chunk_steps K steps, numbered across a team's tiles) for
+  /// the first drift_chunks chunks, those every team runs; a producer starts chunk g once
+  /// drift_teams have started chunk g - drift_slack_chunks - 1, or after drift_wait_limit_ns.
+  /// Null: no bound.
+  int* drift_count = nullptr;
+  int drift_chunk_steps = 0, drift_slack_chunks = 0, drift_teams = 0, drift_chunks = 0;
+  int64_t drift_wait_limit_ns = 0;
 
 #if defined(TILEKIT_SM90A_DEVICE)
   /// The first row and column of tile t (grouped order).
@@ -169,6 +194,19 @@ struct Sm90WgmmaWsMatmul {
     grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
     m0 = int64_t(tile_m) * BM;
     n0 = int64_t(tile_n) * BN;
+  }
+
+  /// Waits until every team's producer has started chunk `chunk` (drift_count), or for at most
+  /// drift_wait_limit_ns; false once the limit has passed (the caller stops waiting from then on).
+  __device__ bool wait_for_drift(int chunk) const {
+    const volatile int* count = drift_count + chunk;
+    if (*count >= drift_teams) return true;
+    const uint64_t t0 = global_timer_ns();
+    while (*count < drift_teams) {
+      if (global_timer_ns() - t0 > uint64_t(drift_wait_limit_ns)) return false;
+      __nanosleep(128);
+    }
+    return true;
   }
 
   /// The producer warpgroup, for one storage order of A and B: every K step of every tile of this
@@ -185,10 +223,22 @@ struct Sm90WgmmaWsMatmul {
     if constexpr (!kTf32)
       if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     int64_t step = 0;
+    // The drift bound: chunk = step / drift_chunk_steps, chunk_pos = step % drift_chunk_steps.
+    const bool drift = tma && drift_count != nullptr;
+    bool bounded = drift;  // false once a wait has reached its limit
+    int chunk = 0, chunk_pos = 0;
     for (int t = first; t < tiles; t += stride) {
       int64_t m0, n0;
       tile_origin(t, m0, n0);
       for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+        if (drift) {
+          if (chunk_pos == 0) {
+            const int behind = chunk - drift_slack_chunks - 1;  // the chunk every team must have started
+            if (bounded && behind >= 0 && behind < drift_chunks) bounded = wait_for_drift(behind);
+            if (chunk < drift_chunks) atomicAdd(drift_count + chunk, 1);
+          }
+          if (++chunk_pos == drift_chunk_steps) chunk_pos = 0, ++chunk;
+        }
         const int s = int(step % STAGES);
         // The buffer's previous step (step - STAGES) is released by every consumer thread.
         if (step >= STAGES) mbarrier_wait(&empty[s], uint32_t((step / STAGES - 1) & 1));
@@ -433,6 +483,39 @@ void pack_k_major(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t 
   Kokkos::parallel_for("tilekit::pack_k_major", policy, f);
 }
 
+/// Sets the drift-bound fields of f (a launch of `league` teams over `tiles` tiles, TMA loads) and
+/// takes its counters from the split-K workspace (zero on entry). Returns their bytes, which the
+/// caller zeroes again in `stream` behind the kernel before releasing the workspace; 0: no bound
+/// (too few K steps, no chunk that would ever wait, TILEKIT_WS_DRIFT=0, no workspace).
+template <class F>
+std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream) {
+  const WsDriftOverride o = ws_drift_override();
+  tuning::WsDriftBound b = tuning::kWsDriftBound;
+  if (o.active) b = {o.chunk_steps, o.slack_steps, 0, o.wait_limit_ns};
+  const int64_t ktiles = (f.p.K + F::BK - 1) / F::BK;
+  if (ws_drift_disabled_by_env() || b.chunk_steps < 1 || ktiles < std::max<int64_t>(1, b.min_k_steps)) return 0;
+  // Chunks every team starts: those within the tiles every team has (tiles / league of them).
+  // Counted up to 2^24 (64 MB of counters); later chunks run free.
+  const int64_t chunks = std::min<int64_t>(int64_t(tiles / league) * ktiles / b.chunk_steps, int64_t(1) << 24);
+  const int slack_chunks = (std::max(0, b.slack_steps) + b.chunk_steps - 1) / b.chunk_steps;
+  if (chunks <= slack_chunks + 1) return 0;  // no chunk would ever wait
+  const std::size_t bytes = std::size_t(chunks) * sizeof(int);
+  int* counters = nullptr;
+  void* partials = nullptr;
+  if (!acquire_split_k_workspace(bytes, 0, stream, counters, partials).empty()) return 0;  // runs free
+  f.drift_count = counters;
+  f.drift_chunk_steps = b.chunk_steps;
+  f.drift_slack_chunks = slack_chunks;
+  f.drift_teams = league;
+  f.drift_chunks = int(chunks);
+  f.drift_wait_limit_ns = b.wait_limit_ns;
+  set_last_ws_drift_bound("chunks of " + std::to_string(b.chunk_steps) + " K steps, slack " +
+                          std::to_string(slack_chunks * b.chunk_steps) + " steps, " + std::to_string(chunks) +
+                          " chunks counted, " + std::to_string(league) + " teams, waits up to " +
+                          std::to_string(b.wait_limit_ns) + " ns");
+  return bytes;
+}
+
 /// Launches a warp-specialised wgmma functor as a persistent grid: as many teams as fit on the GPU at
 /// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
 /// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
@@ -448,7 +531,7 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space) {
   const int tiles = f.tiles_m * f.tiles_n;
   int league = tiles;
-  if (!ws_persistent_disabled_by_env()) {
+  if (!ws_persistent_disabled_by_env() && !ws_drift_override().one_team_a_tile) {
     const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
@@ -510,8 +593,19 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
   set_last_ws_loads(why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why);
+  set_last_ws_drift_bound("");
+  const std::size_t drift_bytes = why.empty() ? bound_ws_drift(f, league, tiles, stream) : 0;
   Kokkos::parallel_for(label, policy, f);
   release_tensor_map_slot(slot, stream);
+  if (drift_bytes > 0) {  // the counters back to zero for the workspace's next user
+    if (cudaMemsetAsync(f.drift_count, 0, drift_bytes, stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      release_split_k_workspace(stream);
+      if (packed) release_pack_workspace(stream);
+      throw std::runtime_error("tilekit: " + label + ": zeroing the drift-bound counters failed");
+    }
+    release_split_k_workspace(stream);
+  }
   if (packed) release_pack_workspace(stream);
 #else
   Kokkos::parallel_for(label, policy, f);

@@ -215,6 +215,82 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesA
   }
 }
 
+/// Forces the warp-specialised kernel's drift bound for a scope (set_ws_drift_override).
+struct WsDriftScope {
+  explicit WsDriftScope(const WsDriftOverride& o) : previous(set_ws_drift_override(o)) {}
+  ~WsDriftScope() { set_ws_drift_override(previous); }
+  WsDriftScope(const WsDriftScope&) = delete;
+  WsDriftScope& operator=(const WsDriftScope&) = delete;
+  WsDriftOverride previous;
+};
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWhereTheyCannot) {
+  // The drift bound (tuning::WsDriftBound) holds every TMA producer of a persistent grid within a
+  // slack of the slowest team's K step; by default only from 256 K steps, so here it is forced with
+  // chunks of one step and a slack of one, and producers wait at nearly every step:
+  // (1) grids capped at 1 and 3 teams, each looping over several tiles (waits that end when the
+  //     other teams catch up), every storage order, the epilogue;
+  // (2) one team per tile, more teams than fit on the GPU at once: resident teams wait for teams
+  //     that cannot start before they finish, until the wait limit (20 us) lets them run free.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
+  const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
+  const bool tma_forbidden = ws_tma_disabled_by_env();
+  const bool bound_forbidden = ws_drift_disabled_by_env();
+  auto expect_bound = [&](const Case& c, const std::string& chunks) {
+    const std::string how = last_ws_drift_bound();
+    if (tma_forbidden || bound_forbidden)
+      EXPECT_EQ(how, "") << c.describe();
+    else
+      EXPECT_EQ(how.rfind("chunks of 1 K steps, slack 1 steps, " + chunks + " chunks counted", 0), 0u)
+          << c.describe() << ": " << how;
+  };
+  for (const MatmulConfig& cfg : ws) {
+    {
+      WsDriftOverride o;
+      o.active = true, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 200000000;  // 0.2 s: not reached
+      const WsDriftScope bound(o);
+      for (int n = 0; n < 8; ++n) {
+        Case c;
+        c.M = 200, c.N = 520, c.K = 712;  // 12 K steps a tile; 4 x 5 tiles of 64x128, 2 x 3 of 128x256
+        c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+        c.beta = n % 3 == 0 ? 0.0 : 0.5;
+        c.nan_in_c = c.beta == 0.0;
+        c.ep.bias = true;
+        c.ep.act = n % 2 ? Activation::leaky_relu : Activation::gelu;
+        c.cfg = cfg;
+        const int teams = n < 4 ? 1 : 3;
+        const WsTeamCap cap(teams);
+        SCOPED_TRACE(fmt::format("grid cap {}", teams));
+        this->expect_matches(c);
+        const int tiles = int((c.M + cfg.bm - 1) / cfg.bm * ((c.N + cfg.bn - 1) / cfg.bn));
+        expect_bound(c, std::to_string(tiles / teams * 12));
+      }
+    }
+    {
+      WsDriftOverride o;
+      o.active = true, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 20000, o.one_team_a_tile = true;
+      const WsDriftScope bound(o);
+      Case c;
+      // 648 tiles of 64x128 or 162 of 128x256: more teams than an H100's 132 SMs hold at once.
+      c.M = 2304, c.N = 2304, c.K = 200;  // 4 K steps: chunk 2 waits for every team's chunk 0
+      c.a_col = true, c.b_col = true, c.c_col = true;
+      c.beta = 0.5;
+      c.ep.bias = true;
+      c.ep.act = Activation::leaky_relu;
+      c.kokkos_kernels = true;  // the naive host reference is slow at this size
+      c.cfg = cfg;
+      const int tiles = int((c.M + cfg.bm - 1) / cfg.bm * ((c.N + cfg.bn - 1) / cfg.bn));
+      ASSERT_GT(tiles, cuda_sm_count()) << cfg.name() << ": too few tiles to outnumber the resident teams";
+      this->expect_matches(c);
+      expect_bound(c, "4");
+    }
+  }
+}
+
 TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
   // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
   // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised

@@ -144,6 +144,26 @@ struct WgmmaTileShape {
   }
 };
 
+/// How far apart the warp-specialised kernel's persistent teams may drift
+/// (kernels/matmul_wgmma_ws_sm90.hpp, bound_ws_drift). Teams sharing an A panel of C's grouped
+/// order read it from L2 only while they are within ~75 K steps of each other; left free, SMs of
+/// slightly different speed spread them 37-218 steps apart over the waves of a long-K product, and
+/// the panel comes from DRAM again (9728x8192x65536, 128x256: 14-37 GB of DRAM; docs/perf-notes.md
+/// section 39). With the bound every producer counts the chunks of chunk_steps K steps it starts
+/// (numbered across its team's tiles) in a global counter per chunk, and starts a chunk only once
+/// every team has started the one slack_steps earlier: DRAM 15-18 GB there, f16 +4.4% under the
+/// power cap, at the free-running kernel's cycles.
+struct WsDriftBound {
+  int chunk_steps;        ///< K steps per counted chunk (one atomic add and at most one wait each)
+  int slack_steps;        ///< how far (in K steps, whole chunks) a team may run ahead of the slowest
+  int64_t min_k_steps;    ///< applied only where a tile has at least this many K steps
+  int64_t wait_limit_ns;  ///< the longest one wait lasts; after that the team runs free (teams that
+                          ///< are not resident at once: concurrent kernels, MPS shares)
+};
+/// 16 steps a chunk (a counter update every ~16 us), slack 64 (within the ~75 steps of L2 reuse).
+/// From 256 K steps (K >= 16384 at BK = 64): below that a tile's few waves gain nothing measured.
+constexpr WsDriftBound kWsDriftBound{16, 64, 256, 1000000};
+
 /// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
 /// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
 /// TF32 math (only when the problem opts in: MatmulProblem::math) and i8 (IMMA); one input type per
