@@ -526,13 +526,23 @@ void set_last_ws_drift_bound(std::string how) {
   ws_drift_record() = std::move(how);
 }
 
-bool ws_drift_disabled_by_env() {
-  static const bool disabled = [] {
+int ws_drift_slack_from_env() {
+  // (-2: not a valid value; the first call and every later one throw the same message)
+  static const int slack = [] {
     const char* v = std::getenv("TILEKIT_WS_DRIFT");
-    return v != nullptr && std::string(v) == "0";
+    if (v == nullptr) return -1;
+    const std::string text(v);
+    if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos) return -2;
+    const long n = std::stol(text);
+    return n <= (1L << 20) ? int(n) : -2;
   }();
-  return disabled;
+  if (slack == -2)
+    throw InvalidArgument(std::string("TILEKIT_WS_DRIFT='") + std::getenv("TILEKIT_WS_DRIFT") +
+                          "' is not allowed: 0 (no drift bound) or a slack of 1 to 1048576 K steps");
+  return slack;
 }
+
+bool ws_drift_disabled_by_env() { return ws_drift_slack_from_env() == 0; }
 
 WsDriftOverride set_ws_drift_override(const WsDriftOverride& o) {
   std::lock_guard<std::mutex> lock(ws_drift_mutex());

@@ -103,8 +103,12 @@ int ws_team_cap();
 std::string last_ws_drift_bound();
 void set_last_ws_drift_bound(std::string how);
 
-/// TILEKIT_WS_DRIFT=0 turns the drift bound off (a diagnostic for comparing with the free-running
-/// kernel in one build); read once.
+/// TILEKIT_WS_DRIFT: a diagnostic for comparing drift bounds in one build, read once. 0 turns the
+/// bound off; a whole number N from 1 to 1048576 sets its slack to N K steps (chunks of
+/// min(16, N) steps) in place of tuning::kWsDriftBound's 64. Returns -1 when unset; throws
+/// InvalidArgument naming the value otherwise.
+int ws_drift_slack_from_env();
+/// True when TILEKIT_WS_DRIFT=0.
 bool ws_drift_disabled_by_env();
 
 /// A test hook: while `active`, launches apply the drift bound at any K with these chunk and slack

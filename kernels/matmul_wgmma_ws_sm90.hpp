@@ -491,9 +491,11 @@ template <class F>
 std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream) {
   const WsDriftOverride o = ws_drift_override();
   tuning::WsDriftBound b = tuning::kWsDriftBound;
+  const int env_slack = ws_drift_slack_from_env();
+  if (env_slack > 0) b.slack_steps = env_slack, b.chunk_steps = std::min(b.chunk_steps, env_slack);
   if (o.active) b = {o.chunk_steps, o.slack_steps, 0, o.wait_limit_ns};
   const int64_t ktiles = (f.p.K + F::BK - 1) / F::BK;
-  if (ws_drift_disabled_by_env() || b.chunk_steps < 1 || ktiles < std::max<int64_t>(1, b.min_k_steps)) return 0;
+  if (env_slack == 0 || b.chunk_steps < 1 || ktiles < std::max<int64_t>(1, b.min_k_steps)) return 0;
   // Chunks every team starts: those within the tiles every team has (tiles / league of them).
   // Counted up to 2^24 (64 MB of counters); later chunks run free.
   const int64_t chunks = std::min<int64_t>(int64_t(tiles / league) * ktiles / b.chunk_steps, int64_t(1) << 24);
