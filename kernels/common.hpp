@@ -105,7 +105,7 @@ void set_last_ws_drift_bound(std::string how);
 
 /// TILEKIT_WS_DRIFT: a diagnostic for comparing drift bounds in one build, read once. 0 turns the
 /// bound off; a whole number N from 1 to 1048576 sets its slack to N K steps (chunks of
-/// min(16, N) steps) in place of tuning::kWsDriftBound's 64. Returns -1 when unset; throws
+/// min(8, N) steps) in place of tuning::kWsDriftBound's. Returns -1 when unset; throws
 /// InvalidArgument naming the value otherwise.
 int ws_drift_slack_from_env();
 /// True when TILEKIT_WS_DRIFT=0.

@@ -151,8 +151,8 @@ struct WgmmaTileShape {
 /// the panel comes from DRAM again (9728x8192x65536, 128x256: 14-37 GB of DRAM; docs/perf-notes.md
 /// section 39). With the bound every producer counts the chunks of chunk_steps K steps it starts
 /// (numbered across its team's tiles) in a global counter per chunk, and starts a chunk only once
-/// every team has started the one slack_steps earlier: DRAM 15-18 GB there, f16 +4.4% under the
-/// power cap, at the free-running kernel's cycles.
+/// every team has started the one slack_steps earlier: DRAM 15-18 GB there instead of 16-37, at the
+/// free-running kernel's cycles, and a higher clock under the power cap.
 struct WsDriftBound {
   int chunk_steps;        ///< K steps per counted chunk (one atomic add and at most one wait each)
   int slack_steps;        ///< how far (in K steps, whole chunks) a team may run ahead of the slowest
@@ -160,9 +160,11 @@ struct WsDriftBound {
   int64_t wait_limit_ns;  ///< the longest one wait lasts; after that the team runs free (teams that
                           ///< are not resident at once: concurrent kernels, MPS shares)
 };
-/// 16 steps a chunk (a counter update every ~16 us), slack 64 (within the ~75 steps of L2 reuse).
-/// From 256 K steps (K >= 16384 at BK = 64): below that a tile's few waves gain nothing measured.
-constexpr WsDriftBound kWsDriftBound{16, 64, 256, 1000000};
+/// 8 steps a chunk (a counter update every ~8 us) and a slack of 8: 9728x8192x65536 under the power
+/// cap, 10 rounds of one series a process, medians bf16 721 TFLOP/s against 708 with a slack of 64
+/// and 686 free-running, f16 672 against 666 and 641 (perf notes 40). From 256 K steps (K >= 16384
+/// at BK = 64): below that a tile's few waves gain nothing measured.
+constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 
 /// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
 /// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
