@@ -204,7 +204,8 @@ int run_typed(const MatmulOpts& o) {
                         {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()},
                         {"math", math_name(math)}, {"reps", o.reps},
                         {"median_s", median}, {"times_s", times}, {"tflops", tflops}};
-    if (cfg.ws) j["ws"] = {{"loads", last_ws_loads()}, {"drift_bound", last_ws_drift_bound()}};
+    if (cfg.ws)
+      j["ws"] = {{"loads", last_ws_loads()}, {"drift_bound", last_ws_drift_bound()}, {"multicast", last_ws_multicast()}};
     if (o.check)
       j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass}};
     std::cout << j.dump(2) << "\n";
@@ -217,7 +218,9 @@ int run_typed(const MatmulOpts& o) {
                op_desc(o.layout_b, o.trans_b, o.ldb), op_desc(o.layout_c, false, o.ldc), o.alpha, o.beta, ep.name());
     if (cfg.ws) {  // how the warp-specialised kernel's last launch ran (kernels/matmul_wgmma_ws_sm90.hpp)
       const std::string bound = last_ws_drift_bound();
-      fmt::print("ws        loads {}; drift bound {}\n", last_ws_loads(), bound.empty() ? "off" : bound);
+      const std::string multicast = last_ws_multicast();
+      fmt::print("ws        loads {}; drift bound {}{}\n", last_ws_loads(), bound.empty() ? "off" : bound,
+                 multicast.empty() ? "" : "; " + multicast);
     }
     if (!times.empty())
       fmt::print("time      median {:.3f} ms over {} reps (min {:.3f}, max {:.3f})\n", median * 1e3, times.size(),

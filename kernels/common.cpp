@@ -557,6 +557,46 @@ WsDriftOverride ws_drift_override() {
 }
 
 namespace {
+std::string& ws_multicast_record() {
+  static std::string how;
+  return how;
+}
+std::atomic<int>& ws_multicast_min_k_value() {
+  static std::atomic<int> steps{-1};
+  return steps;
+}
+}  // namespace
+
+std::string last_ws_multicast() {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  return ws_multicast_record();
+}
+
+void set_last_ws_multicast(std::string how) {
+  std::lock_guard<std::mutex> lock(ws_drift_mutex());
+  ws_multicast_record() = std::move(how);
+}
+
+bool ws_multicast_disabled_by_env() {
+  // (-1: not a valid value; the first call and every later one throw the same message)
+  static const int mode = [] {
+    const char* v = std::getenv("TILEKIT_WS_MULTICAST");
+    if (v == nullptr) return 1;
+    const std::string text(v);
+    return text == "0" ? 0 : text == "1" ? 1 : -1;
+  }();
+  if (mode == -1)
+    throw InvalidArgument(std::string("TILEKIT_WS_MULTICAST='") + std::getenv("TILEKIT_WS_MULTICAST") +
+                          "' is not allowed: 0 (no clusters) or 1 (clusters where tuning::kWsMulticast says)");
+  return mode == 0;
+}
+
+int set_ws_multicast_min_k_steps(int min_k_steps) {
+  return ws_multicast_min_k_value().exchange(min_k_steps < 0 ? -1 : min_k_steps);
+}
+int ws_multicast_min_k_steps_override() { return ws_multicast_min_k_value().load(std::memory_order_relaxed); }
+
+namespace {
 std::atomic<int>& ws_team_cap_value() {
   static std::atomic<int> cap{0};
   return cap;

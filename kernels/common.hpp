@@ -125,6 +125,22 @@ struct WsDriftOverride {
 WsDriftOverride set_ws_drift_override(const WsDriftOverride& o);
 WsDriftOverride ws_drift_override();
 
+/// The warp-specialised kernel's two-team clusters (tuning::WsMulticast; matmul_wgmma_ws_sm90.hpp):
+/// how the last launch ran, "clusters of 2 teams, B multicast" where it did, else why not (e.g. "off:
+/// 64 K steps a tile, under 256"), "" before any launch that could. Set by launch_wgmma_ws.
+std::string last_ws_multicast();
+void set_last_ws_multicast(std::string how);
+
+/// TILEKIT_WS_MULTICAST: a diagnostic, read once. 0 keeps the warp-specialised kernel off clusters,
+/// 1 (the default) lets it use them where tuning::kWsMulticast says. Throws InvalidArgument naming
+/// any other value.
+bool ws_multicast_disabled_by_env();
+
+/// A test hook: launches use the clusters from `min_k_steps` K steps a tile on, in place of
+/// tuning::kWsMulticast's (-1: that default again). Returns the previous value.
+int set_ws_multicast_min_k_steps(int min_k_steps);
+int ws_multicast_min_k_steps_override();
+
 /// Streaming multiprocessors of the current CUDA device, and the shared memory one of them holds in
 /// bytes (0 and 0 without CUDA or a device).
 int cuda_sm_count();

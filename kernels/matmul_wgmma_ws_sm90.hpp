@@ -52,9 +52,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -104,6 +106,37 @@ __device__ inline void tma_load_2d(void* dst, const void* tensor_map, int inner,
       "l"(tensor_map), "r"(inner), "r"(outer), "r"(smem_addr(bar))
       : "memory");
 }
+/// The same box written at the same scratch offset of every team of the cluster in `mask` (bit r:
+/// the team of rank r), each copy completing a transaction of the barrier at `bar`'s offset there.
+__device__ inline void tma_load_2d_multicast(void* dst, const void* tensor_map, int inner, int outer, uint64_t* bar,
+                                             uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(tensor_map), "r"(inner), "r"(outer), "r"(smem_addr(bar)), "h"(mask)
+      : "memory");
+}
+/// This team's rank in its cluster.
+__device__ inline uint32_t cluster_cta_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+/// Arrives on the barrier at `bar`'s offset in the scratch of cluster team `cta`. CTA-scope release
+/// (the default), as CUTLASS's ClusterBarrier: with .release.cluster each arrival waited behind a
+/// memory barrier for the wgmma group still in flight (perf notes 36: 2.1x slower).
+__device__ inline void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, "
+      "[remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+/// Every thread of every team of the cluster (not .aligned: the producer warp's threads reach it
+/// apart).
+__device__ inline void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
 /// The GPU's global timer (ns).
 __device__ inline uint64_t global_timer_ns() {
   uint64_t t;
@@ -126,8 +159,9 @@ __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 
 /// ACT: the activation the consumers' epilogue is compiled for (an int of Activation; the launch
 /// instantiates one kernel per activation, with_ws_activation), or kActivationAtRunTime (one kernel
-/// with every activation's epilogue behind a switch).
-template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime>
+/// with every activation's epilogue behind a switch). CLUSTER: 1, or 2 for two-team clusters that share
+/// B through TMA multicast (tuning::WsMulticast; launch_wgmma_ws sets the kernel's cluster size).
+template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime, int CLUSTER = 1>
 struct Sm90WgmmaWsMatmul {
   using compute = float;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
@@ -138,6 +172,17 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int kThreads = Tile::threads;
   static constexpr int kConsumers = BM / 64;     // consumer warpgroups
   static constexpr int kProducerThreads = 128;  // warpgroup 0
+  // Two-team clusters (CLUSTER = 2): the teams of a cluster take the tiles 2i and 2i + 1 of a column
+  // of tiles (a pair, in grouped order over pairs), so they need the same B: each loads its own A
+  // and half of B (BN / 2 columns), and multicasts that half into both teams' stage buffer. A stage
+  // then goes back to the producer only once both teams' consumers are done with it: every consumer
+  // thread releases it in its own team, and one thread a consumer warp in the other team too.
+  static constexpr int kCluster = CLUSTER;
+  // Which tiles could run as clusters: the 128x256 f16/bf16 tile only (one kernel more per type pair
+  // and activation; the smaller tiles run where K is short and the pair's lockstep costs).
+  static constexpr bool kClusterCapable = CLUSTER == 1 && Tile::BM == 128 && Tile::BN == 256 && !Tile::tf32;
+  template <int C>
+  using with_cluster = Sm90WgmmaWsMatmul<ExecSpace, Tile, TIn, TOut, ACT, C>;
   // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
   // consumers release a buffer one step late (the MMA group that reads it stays in flight).
   static constexpr int kLag = STAGES - 2;
@@ -163,6 +208,8 @@ struct Sm90WgmmaWsMatmul {
                 "for f16/bf16), >= 3 stages");
   static_assert(!kSupported || ((kAUnits * 2) % 1024 == 0 && (kStageUnits * 2) % 1024 == 0),
                 "stage buffers on swizzle atoms");
+  static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kTf32 && BN % 128 == 0),
+                "clusters of 2 teams, f16/bf16, each team multicasting whole 64-column blocks of B");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
@@ -188,10 +235,21 @@ struct Sm90WgmmaWsMatmul {
   int64_t drift_wait_limit_ns = 0;
 
 #if defined(TILEKIT_SM90A_DEVICE)
-  /// The first row and column of tile t (grouped order).
+  /// The tiles (CLUSTER = 1) or pairs of tiles (CLUSTER = 2) the teams share out.
+  __device__ int work_items() const { return CLUSTER == 2 ? tiles_m / 2 * tiles_n : tiles_m * tiles_n; }
+
+  /// The first row and column of this team's tile of work item t: tile t in grouped order, or with
+  /// clusters this team's tile of pair t, the pairs in grouped order (group_m / 2 pair rows a group,
+  /// the same rows of C as group_m tile rows).
   __device__ void tile_origin(int t, int64_t& m0, int64_t& n0) const {
     int tile_m, tile_n;
-    grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
+    if constexpr (CLUSTER == 2) {
+      int pair_m;
+      grouped_tile(t, group_m / 2 > 0 ? group_m / 2 : 1, tiles_m / 2, tiles_n, pair_m, tile_n);
+      tile_m = 2 * pair_m + int(cluster_cta_rank());
+    } else {
+      grouped_tile(t, group_m, tiles_m, tiles_n, tile_m, tile_n);
+    }
     m0 = int64_t(tile_m) * BM;
     n0 = int64_t(tile_n) * BN;
   }
@@ -216,7 +274,7 @@ struct Sm90WgmmaWsMatmul {
   template <bool A_K, bool B_N>
   __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
     const int64_t ktiles = (p.K + BK - 1) / BK;
-    const int tiles = tiles_m * tiles_n;
+    const int tiles = work_items();
     const bool tma = kTf32 || tma_a != nullptr;  // TF32: always TMA (the launch packs what it cannot load)
     if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
     bool a_chunked = false, b_chunked = false;
@@ -227,6 +285,7 @@ struct Sm90WgmmaWsMatmul {
     const bool drift = tma && drift_count != nullptr;
     bool bounded = drift;  // false once a wait has reached its limit
     int chunk = 0, chunk_pos = 0;
+    const int rank = CLUSTER == 2 ? int(cluster_cta_rank()) : 0;
     for (int t = first; t < tiles; t += stride) {
       int64_t m0, n0;
       tile_origin(t, m0, n0);
@@ -252,14 +311,22 @@ struct Sm90WgmmaWsMatmul {
           else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
             for (int blk = 0; blk < BM / 64; ++blk)
               tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
-          if constexpr (B_N)  // [BN / 64][64 k][64 n]
-            for (int blk = 0; blk < BN / 64; ++blk)
-              tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
-          else  // [BN][64 k]: one box of 64 k x BN rows
-            tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+          if constexpr (CLUSTER == 2) {  // this team's half of B, into both teams (mask 0b11)
+            if constexpr (B_N)  // blocks rank * BN / 128 .. of [BN / 64][64 k][64 n]
+              for (int blk = rank * BN / 128; blk < (rank + 1) * BN / 128; ++blk)
+                tma_load_2d_multicast(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s], 0x3);
+            else  // rows rank * BN / 2 .. of [BN][64 k]: one box of 64 k x BN / 2 rows
+              tma_load_2d_multicast(Bs + rank * (BN / 2) * BK, tma_b, k0, int(n0) + rank * (BN / 2), &full[s], 0x3);
+          } else {
+            if constexpr (B_N)  // [BN / 64][64 k][64 n]
+              for (int blk = 0; blk < BN / 64; ++blk)
+                tma_load_2d(Bs + blk * 64 * BK, tma_b, int(n0) + 64 * blk, k0, &full[s]);
+            else  // [BN][64 k]: one box of 64 k x BN rows
+              tma_load_2d(Bs, tma_b, k0, int(n0), &full[s]);
+          }
           continue;
         }
-        if constexpr (!kTf32) {
+        if constexpr (!kTf32 && CLUSTER == 1) {  // (clusters are launched with TMA loads only)
           // cp.async: every producer thread copies its chunks of the step
           stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked,
                                                                     b_chunked, tid);
@@ -283,6 +350,16 @@ struct Sm90WgmmaWsMatmul {
   /// Consumer c's K steps of one tile, for one storage order of A and B, into acc (zeroed, or set
   /// to bias / alpha, by the caller); `step` is this team's running step number. Every buffer read
   /// is released once the MMAs that read it are done, the tile's last one included.
+  /// Gives stage buffer s back to the producer(s): this thread's arrival, and with clusters one a warp
+  /// in the other team (whose producer multicasts into this team's buffer too).
+  /// (The warp's first thread and the other team's rank are read here, at each release, rather than
+  /// held in registers across the K loop, whose accumulators leave few free.)
+  __device__ static void release_stage(uint64_t* empty, int s) {
+    mbarrier_arrive(&empty[s]);
+    if constexpr (CLUSTER == 2)
+      if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0) mbarrier_arrive_cluster(&empty[s], cluster_cta_rank() ^ 1u);
+  }
+
   template <bool A_K, bool B_N>
   __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t& step,
                           float (&acc)[BN / 2]) const {
@@ -302,12 +379,12 @@ struct Sm90WgmmaWsMatmul {
       wgmma_wait<1>();
 #pragma unroll
       for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-      if (kt >= 1) mbarrier_arrive(&empty[(step - 1) % STAGES]);
+      if (kt >= 1) release_stage(empty, int((step - 1) % STAGES));
     }
     wgmma_wait<0>();
 #pragma unroll
     for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
-    if (ktiles > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);  // the tile's last buffer goes back too
+    if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
 #endif
 
@@ -324,14 +401,17 @@ struct Sm90WgmmaWsMatmul {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
           mbarrier_init(&full[s], kTf32 || tma_a != nullptr ? 1 : kProducerThreads);
-          mbarrier_init(&empty[s], kConsumers * 128);  // every consumer thread releases
+          // every consumer thread releases; with clusters one thread a consumer warp of the other team too
+          mbarrier_init(&empty[s], kConsumers * 128 + (CLUSTER == 2 ? kConsumers * 4 : 0));
         }
         mbarrier_init_fence();
       }
       team.team_barrier();  // the barriers are initialised before anyone uses them
+      // ... in both teams of a cluster before either multicasts into the other or arrives there
+      if constexpr (CLUSTER == 2) cluster_sync_all();
 
       const int wg = tid / 128;
-      const int first = team.league_rank(), stride = team.league_size();
+      const int first = team.league_rank() / CLUSTER, stride = team.league_size() / CLUSTER;
       if (wg == 0) {  // ---- producer
         if constexpr (kTf32)  // both operands K-major (launch_wgmma_ws packs them so)
           produce<true, false>(smem, full, empty, first, stride, tid);
@@ -339,6 +419,8 @@ struct Sm90WgmmaWsMatmul {
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             produce<a_k.value, b_n.value>(smem, full, empty, first, stride, tid);
           });
+        // Neither team of a cluster leaves while the other may still write its scratch or barriers.
+        if constexpr (CLUSTER == 2) cluster_sync_all();
         return;
       }
       // ---- consumer c: rows 64c .. 64c + 63 of each tile; the epilogue once, outside the
@@ -348,7 +430,7 @@ struct Sm90WgmmaWsMatmul {
       const float inv_alpha = bias_in_acc ? 1.0f / p.alpha : 0.0f;
       int64_t step = 0;
       int parity = 0;  // which of the consumer's two bias copies this tile takes
-      for (int t = first; t < tiles_m * tiles_n; t += stride, parity ^= 1) {
+      for (int t = first; t < work_items(); t += stride, parity ^= 1) {
         int64_t m0, n0;
         tile_origin(t, m0, n0);
         // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
@@ -384,6 +466,7 @@ struct Sm90WgmmaWsMatmul {
         store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
                                           bias_in_acc);
       }
+      if constexpr (CLUSTER == 2) cluster_sync_all();  // as the producer's
 #else
       (void)smem, (void)tid;
 #endif
@@ -528,6 +611,88 @@ std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream) {
 /// The tensor maps are copied in stream order into a slot of device memory kept for them
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address.
+#if defined(KOKKOS_ENABLE_CUDA)
+/// Makes the kernel that Kokkos launches for functor FC run in clusters of 2 teams: a Kokkos launch
+/// sets no cluster dimensions, but a kernel's required cluster size is a function attribute, and
+/// Kokkos::Impl::CudaParallelLaunch names the kernel behind a TeamPolicy parallel_for (the same
+/// template in Kokkos 3.4 and 4.x). Once per type; "" or why not.
+template <class FC>
+std::string require_cluster_of_two() {
+  static const std::string why = [] {
+    using Policy = typename FC::policy_type;
+    using Driver = Kokkos::Impl::ParallelFor<FC, Policy, Kokkos::Cuda>;
+    using Launch = Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>;
+    const void* kernel = reinterpret_cast<const void*>(Launch::get_kernel_func());
+    const std::pair<cudaFuncAttribute, int> dims[] = {{cudaFuncAttributeRequiredClusterWidth, 2},
+                                                      {cudaFuncAttributeRequiredClusterHeight, 1},
+                                                      {cudaFuncAttributeRequiredClusterDepth, 1}};
+    for (const auto& d : dims) {
+      const cudaError_t e = cudaFuncSetAttribute(kernel, d.first, d.second);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return std::string("the kernel's cluster size could not be set: ") + cudaGetErrorString(e);
+      }
+    }
+    return std::string();
+  }();
+  return why;
+}
+#endif
+
+/// Launches f as a persistent grid of `league` teams, with the tensor maps in `maps` where `why`
+/// is empty (else the cp.async producer), the drift bound where it applies, and what it did recorded
+/// for last_ws_loads / last_ws_drift_bound. Releases the packing workspace where `packed`.
+template <class F>
+void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& label,
+                  const Kokkos::DefaultExecutionSpace& space, const unsigned char* maps, const std::string& why_not_tma,
+                  bool packed) {
+  typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaStream_t stream = space.cuda_stream();
+  std::string why = why_not_tma;
+  TensorMapSlot slot;
+  if (why.empty()) why = acquire_tensor_map_slot(maps, stream, slot);
+  if (why.empty()) {
+    f.tma_a = slot.device;
+    f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
+  } else if (F::kTf32) {  // no cp.async producer for TF32
+    if (packed) release_pack_workspace(stream);
+    throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
+  }
+  set_last_ws_loads(why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why);
+  set_last_ws_drift_bound("");
+  const std::size_t drift_bytes = why.empty() ? bound_ws_drift(f, league, f.tiles_m * f.tiles_n, stream) : 0;
+  Kokkos::parallel_for(label, policy, f);
+  release_tensor_map_slot(slot, stream);
+  if (drift_bytes > 0) {  // the counters back to zero for the workspace's next user
+    if (cudaMemsetAsync(f.drift_count, 0, drift_bytes, stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      release_split_k_workspace(stream);
+      if (packed) release_pack_workspace(stream);
+      throw std::runtime_error("tilekit: " + label + ": zeroing the drift-bound counters failed");
+    }
+    release_split_k_workspace(stream);
+  }
+  if (packed) release_pack_workspace(stream);
+#else
+  (void)maps, (void)why_not_tma, (void)packed;
+  Kokkos::parallel_for(label, policy, f);
+#endif
+}
+
+/// Launches a warp-specialised wgmma functor as a persistent grid: as many teams as fit on the GPU at
+/// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
+/// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
+/// TMA where tensor maps can describe both operands (16-byte aligned bases and pitches, unit stride
+/// along the staged rows, sizes under 2^31), else through the cp.async producer (f16/bf16); the
+/// TF32 tile instead first packs each operand that is not K-major with such a pitch into a K-major
+/// copy (pack_k_major, into the session's packing workspace), so that it always loads through TMA.
+/// The tensor maps are copied in stream order into a slot of device memory kept for them
+/// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
+/// a map inside the functor would have no global address. The 128x256 tile runs as two-team clusters
+/// that share B (tuning::kWsMulticast) where its loads go through TMA, its tiles have enough K steps
+/// and its tile rows pair up.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space) {
@@ -538,15 +703,13 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
   if (ws_team_cap() > 0) league = std::max(1, std::min(league, ws_team_cap()));
-  typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
-  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+  alignas(64) unsigned char maps[256] = {};
+  std::string why;
+  bool packed = false;  // TF32: the packing workspace is held until the kernel is launched
 #if defined(KOKKOS_ENABLE_CUDA)
   auto& p = f.p;
   cudaStream_t stream = space.cuda_stream();
-  alignas(64) unsigned char maps[256] = {};
-  std::string why;
   constexpr int E = F::kElemBytes;
-  bool packed = false;  // TF32: the packing workspace is held until the kernel is launched
   if constexpr (F::kTf32) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
     const int64_t pitch = (p.K + 3) / 4 * 4;  // K rounded up to 16 bytes
@@ -585,33 +748,39 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       why = b_n ? encode_tma_2d(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64, E)
                 : encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
   }
-  TensorMapSlot slot;
-  if (why.empty()) why = acquire_tensor_map_slot(maps, stream, slot);
-  if (why.empty()) {
-    f.tma_a = slot.device;
-    f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
-  } else if (F::kTf32) {  // no cp.async producer for TF32
-    if (packed) release_pack_workspace(stream);
-    throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
-  }
-  set_last_ws_loads(why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why);
-  set_last_ws_drift_bound("");
-  const std::size_t drift_bytes = why.empty() ? bound_ws_drift(f, league, tiles, stream) : 0;
-  Kokkos::parallel_for(label, policy, f);
-  release_tensor_map_slot(slot, stream);
-  if (drift_bytes > 0) {  // the counters back to zero for the workspace's next user
-    if (cudaMemsetAsync(f.drift_count, 0, drift_bytes, stream) != cudaSuccess) {
-      (void)cudaGetLastError();
-      release_split_k_workspace(stream);
-      if (packed) release_pack_workspace(stream);
-      throw std::runtime_error("tilekit: " + label + ": zeroing the drift-bound counters failed");
+  set_last_ws_multicast("");
+  if constexpr (F::kClusterCapable) {
+    // Two-team clusters: each team multicasts half of B, so B's K-major boxes are BN / 2 rows.
+    const int64_t ktiles = (p.K + F::BK - 1) / F::BK;
+    const int min_override = ws_multicast_min_k_steps_override();
+    const int64_t min_k = min_override >= 0 ? min_override : tuning::kWsMulticast.min_k_steps;
+    std::string off = ws_multicast_disabled_by_env() ? "TILEKIT_WS_MULTICAST=0"
+                      : !why.empty()                 ? "cp.async loads"
+                      : ktiles < std::max<int64_t>(1, min_k)
+                          ? std::to_string(ktiles) + " K steps a tile, under " + std::to_string(min_k)
+                      : f.tiles_m % 2 != 0 ? "an odd number of tile rows (" + std::to_string(f.tiles_m) + ")"
+                      : league < 2         ? std::string("a grid of one team")
+                                           : std::string();
+    using FC = typename F::template with_cluster<2>;
+    if (off.empty()) off = require_cluster_of_two<FC>();
+    alignas(64) unsigned char half_b[128] = {};
+    if (off.empty() && p.b.cs != 1) {
+      off = encode_tma_2d(half_b, p.b.data, p.K, p.N, p.b.cs, F::BN / 2, E);
+      if (off.empty()) std::memcpy(maps + 128, half_b, sizeof(half_b));
     }
-    release_split_k_workspace(stream);
+    if (off.empty()) {
+      FC fc;
+      fc.p = f.p, fc.group_m = f.group_m, fc.tiles_m = f.tiles_m, fc.tiles_n = f.tiles_n;
+      fc.vector_length = f.vector_length;
+      const int clustered = 2 * std::min(tiles / 2, league / 2);
+      set_last_ws_multicast("clusters of 2 teams, B multicast");
+      run_wgmma_ws(fc, clustered, cfg, label, space, maps, why, packed);
+      return;
+    }
+    set_last_ws_multicast("off: " + off);
   }
-  if (packed) release_pack_workspace(stream);
-#else
-  Kokkos::parallel_for(label, policy, f);
 #endif
+  run_wgmma_ws(f, league, cfg, label, space, maps, why, packed);
 }
 
 }  // namespace detail

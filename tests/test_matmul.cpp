@@ -291,6 +291,70 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
   }
 }
 
+/// Sets the K steps from which the 128x256 ws tile runs as two-team clusters, for a scope.
+struct WsMulticastScope {
+  explicit WsMulticastScope(int min_k_steps) : previous(set_ws_multicast_min_k_steps(min_k_steps)) {}
+  ~WsMulticastScope() { set_ws_multicast_min_k_steps(previous); }
+  WsMulticastScope(const WsMulticastScope&) = delete;
+  WsMulticastScope& operator=(const WsMulticastScope&) = delete;
+  int previous;
+};
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
+  // The 128x256 ws tile runs as two-team clusters where its tile rows pair up: the teams take the
+  // two tiles of a pair stacked in M, each loads its A and half of B and multicasts that half into
+  // both (tuning::kWsMulticast; by default from 256 K steps, here from one). Every storage order,
+  // M/N/K tails, K under one stage, beta = 0 with NaN in C, the epilogue; grids capped at 2, 3 and
+  // 4 teams (one or two clusters looping over pairs) and uncapped; the drift bound forced on top in
+  // half the cases; and an odd number of tile rows, which runs without clusters.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
+  std::vector<MatmulConfig> wide;
+  for (const MatmulConfig& cfg : runnable_ws_tiles<TIn, TOut>())
+    if (cfg.bm == 128 && cfg.bn == 256) wide.push_back(cfg);
+  if (wide.empty()) GTEST_SKIP() << "no 128x256 warp-specialised tile runs here (sm_90a code on a compute 9.0 GPU)";
+  const bool tma_forbidden = ws_tma_disabled_by_env();
+  const bool clusters_forbidden = ws_multicast_disabled_by_env();
+  const WsMulticastScope from_any_k(1);
+  for (const MatmulConfig& cfg : wide) {
+    for (int n = 0; n < 16; ++n) {
+      Case c;
+      // 456 rows: 4 tile rows (2 pairs), the last 72 rows; 200: one pair; 520 columns: 3 tile
+      // columns, the last 8 wide; 712 = 11 K steps and 8; 40: under one step
+      c.M = n % 4 == 3 ? 200 : 456, c.N = 520, c.K = n % 5 == 4 ? 40 : 712;
+      c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+      c.beta = n % 3 == 0 ? 0.0 : 0.5;
+      c.nan_in_c = c.beta == 0.0;
+      c.ep.bias = n % 2 == 0;
+      c.ep.act = n % 4 < 2 ? Activation::leaky_relu : Activation::gelu;
+      c.cfg = cfg;
+      const int teams = n % 4 == 0 ? 2 : n % 4 == 1 ? 3 : n % 4 == 2 ? 4 : 0;
+      const WsTeamCap cap(teams);
+      WsDriftOverride o;
+      o.active = n >= 8, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 200000000;
+      const WsDriftScope bound(o);
+      SCOPED_TRACE(fmt::format("grid cap {}, drift bound {}", teams, o.active ? "forced" : "default"));
+      this->expect_matches(c);
+      if (tma_forbidden)
+        EXPECT_EQ(last_ws_multicast(), "off: cp.async loads") << c.describe();
+      else if (clusters_forbidden)
+        EXPECT_EQ(last_ws_multicast(), "off: TILEKIT_WS_MULTICAST=0") << c.describe();
+      else
+        EXPECT_EQ(last_ws_multicast(), "clusters of 2 teams, B multicast") << c.describe();
+    }
+    Case odd;
+    odd.M = 328, odd.N = 264, odd.K = 712;  // 3 tile rows
+    odd.a_col = odd.b_col = odd.c_col = true;
+    odd.beta = 0.5;
+    odd.cfg = cfg;
+    this->expect_matches(odd);
+    if (!tma_forbidden && !clusters_forbidden)
+      EXPECT_EQ(last_ws_multicast(), "off: an odd number of tile rows (3)") << odd.describe();
+  }
+}
+
 TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
   // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
   // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised

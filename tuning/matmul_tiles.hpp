@@ -166,6 +166,18 @@ struct WsDriftBound {
 /// at BK = 64): below that a tile's few waves gain nothing measured.
 constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 
+/// Two-team clusters for the 128x256 warp-specialised tile (kernels/matmul_wgmma_ws_sm90.hpp): the
+/// teams of a cluster take the two tiles of C stacked in M over the same columns, each loads its own
+/// A and half of B, and TMA multicasts each half into both teams' scratch: a third fewer bytes from
+/// L2 per product (cuBLAS's 192x192 kernel at 9728x8192x65536 runs clusters of 2 the same way; its
+/// 76 GB of L2 traffic against our ~100). Used where a tile has at least min_k_steps K steps and
+/// the tile rows pair up (an even count); below, the pair's lockstep cost 1-5% where tiles are short
+/// (perf notes 36).
+struct WsMulticast {
+  int64_t min_k_steps;  ///< applied only where a tile has at least this many K steps
+};
+constexpr WsMulticast kWsMulticast{256};
+
 /// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
 /// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
 /// TF32 math (only when the problem opts in: MatmulProblem::math) and i8 (IMMA); one input type per
