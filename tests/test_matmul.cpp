@@ -350,8 +350,9 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
     odd.beta = 0.5;
     odd.cfg = cfg;
     this->expect_matches(odd);
-    if (!tma_forbidden && !clusters_forbidden)
+    if (!tma_forbidden && !clusters_forbidden) {
       EXPECT_EQ(last_ws_multicast(), "off: an odd number of tile rows (3)") << odd.describe();
+    }
   }
 }
 
