@@ -175,8 +175,8 @@ constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 /// (perf notes 36). With the drift bound (kWsDriftBound) under it, 9728x8192x65536 at g16: L2 read
 /// sectors -9%, cycles at base clock -1.8% (20.31 M against 20.68 M, bf16 and f16 alike); under the
 /// power cap, medians of 30 rounds of one series a process, bf16 725.8 TFLOP/s against 715.8
-/// without, f16 693.3 against 683.4; the fused leaky_relu above cuBLAS + a separate pass in all 30
-/// rounds (perf notes 41).
+/// without, f16 693.3 against 683.4; the fused leaky_relu above cuBLAS + a separate pass in 30 of 30
+/// rounds (24-26 of 30 in a second call; perf notes 41).
 struct WsMulticast {
   int64_t min_k_steps;  ///< applied only where a tile has at least this many K steps
 };
