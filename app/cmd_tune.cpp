@@ -194,7 +194,7 @@ int run_tune_matmul(const TuneOpts& o) {
                                       "inputs allowed: none, bias, relu, bias+relu",
                                       o.epilogue, activation_name(req.epilogue.act), dtype_name(req.in)));
   if (!parse_strategy(o.strategy, req.strategy))
-    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random)", o.strategy));
+    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed)", o.strategy));
   req.layouts = {o.layout_a == "col", o.layout_b == "col", o.layout_c == "col"};
   req.budget = {o.budget, o.seconds};
   req.seed = o.seed;
@@ -360,7 +360,7 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   if (!parse_dtype(o.dtype, req.dtype) || req.dtype == DType::i8)
     throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i32)", o.dtype));
   if (!parse_strategy(o.strategy, req.strategy))
-    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random)", o.strategy));
+    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed)", o.strategy));
   req.budget = {o.budget, o.seconds};
   req.seed = o.seed;
   req.reps = o.reps;
@@ -506,7 +506,8 @@ Runner add_tune(CLI::App& app) {
   mm->add_option("--layout-b", o->layout_b, "storage of op(B): row or col")->check(layouts)->capture_default_str();
   mm->add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
   mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str();
-  mm->add_option("--strategy", o->strategy, "exhaustive or random")->capture_default_str();
+  mm->add_option("--strategy", o->strategy,
+                 "exhaustive, random, or listed (only the shape's default and the --also configs)")->capture_default_str();
   mm->add_option("--budget", o->budget, "random/exhaustive: at most this many candidates per shape (0 = all)")
       ->check(whole_validator(0, 1000000, "a candidate budget"));
   mm->add_option("--seconds", o->seconds, "stop measuring a shape after this many seconds (0 = no limit)")
@@ -536,7 +537,7 @@ Runner add_tune(CLI::App& app) {
   ew->add_option("--sizes", e->sizes, "shapes: MxN (or N for N x N), comma-separated")->capture_default_str();
   ew->add_option("--op", e->op, "the op to tune")->capture_default_str();
   ew->add_option("--dtype", e->dtype, "f64, f32, f16, bf16, i32")->capture_default_str();
-  ew->add_option("--strategy", e->strategy, "exhaustive or random")->capture_default_str();
+  ew->add_option("--strategy", e->strategy, "exhaustive, random, or listed (only the default)")->capture_default_str();
   ew->add_option("--budget", e->budget, "at most this many candidates per shape (0 = all)")
       ->check(whole_validator(0, 1000000, "a candidate budget"));
   ew->add_option("--seconds", e->seconds, "stop measuring a shape after this many seconds")

@@ -886,8 +886,8 @@ TYPED_TEST(MatmulTyped, ThinConfigsMatchReferenceInEveryStorageOrder) {
 }
 
 TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGpu) {
-  // 128x256 where K >= 2048 and its tiles fill 7/8 of the SMs; else 64x128 where its tiles fill half
-  // of them; else the 64x64 ws tile.
+  // 128x256 where K >= 2048 and its tiles fill 7/8 of the SMs (group_m 16 from 256 K steps, else 8);
+  // else 64x128 where its tiles fill half of them; else the 64x64 ws tile.
   const std::string backend = backend_name();
   const MatmulConfig square = tuning::default_matmul_config(backend, DType::f16, 2048, 2048, 2048);
   if (!square.wgmma) GTEST_SKIP() << "no warpgroup-MMA default on this backend/device";
@@ -898,6 +898,11 @@ TEST(MatmulDefaults, HalfPrecisionTakesTheWarpSpecialisedTilesWhereTheyFillTheGp
     EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 2048, 2048, 2048)));
     EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 4096, 4096, 4096)));
     EXPECT_TRUE(big(tuning::default_matmul_config(backend, t, 9728, 8192, 65536)));
+    // Grouped order over 16 tile rows where the K loop is long enough for two-team clusters, else 8
+    EXPECT_EQ(tuning::default_matmul_config(backend, t, 9728, 8192, 65536).group_m, 16);
+    EXPECT_EQ(tuning::default_matmul_config(backend, t, 8192, 8192, 16384).group_m, 16);
+    EXPECT_EQ(tuning::default_matmul_config(backend, t, 8192, 8192, 16320).group_m, 8) << "255 K steps";
+    EXPECT_EQ(tuning::default_matmul_config(backend, t, 4096, 4096, 4096).group_m, 8);
     EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 8192, 8192, 1024))) << "K under 2048";
     EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 1024)));
     EXPECT_TRUE(mid(tuning::default_matmul_config(backend, t, 1024, 1024, 8192))) << "64 tiles of 128x256";

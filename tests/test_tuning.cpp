@@ -560,6 +560,32 @@ TEST(MatmulPlan, PairsSplitBetweenProcessesAreMeasuredOnceAndGiveTheSameCandidat
   }
 }
 
+TEST(MatmulPlan, TheListedStrategyMeasuresOnlyEachShapesDefaultAndTheNamedConfigs) {
+  Strategy s = Strategy::exhaustive;
+  ASSERT_TRUE(parse_strategy("listed", s));
+  EXPECT_EQ(s, Strategy::listed);
+  EXPECT_STREQ(strategy_name(s), "listed");
+  EXPECT_FALSE(parse_strategy("list", s)) << "no prefixes";
+  EXPECT_TRUE(candidate_order(50, Strategy::listed, {10, 0}, 42).empty());
+  MatmulTuneRequest req;
+  req.shapes = {{24, 40, 16}, {4, 33, 29}};
+  req.strategy = Strategy::listed;
+  req.budget.count = 5;  // a budget does not add menu candidates to a listed sweep
+  req.baselines = false;
+  const MatmulConfig other = a_non_default_config();
+  req.extra_candidates = {other};
+  const MatmulPlan plan = plan_matmul(req);
+  ASSERT_EQ(plan.picks.size(), 2u);
+  for (std::size_t shape = 0; shape < 2; ++shape) {
+    const auto& picks = plan.picks[shape];
+    ASSERT_GE(picks.size(), 1u);
+    EXPECT_EQ(picks.front(), plan.default_of(shape));
+    // The default, then the named config unless it is the default itself.
+    EXPECT_EQ(picks.size(), picks.front() == other ? 1u : 2u) << "shape " << shape;
+    EXPECT_EQ(picks.back(), other);
+  }
+}
+
 TEST(MatmulPlan, PairsWithoutAResultAreReportedMissingAndTheirShapeHasNoWinner) {
   MatmulTuneRequest req;
   req.shapes = {{24, 40, 16}};

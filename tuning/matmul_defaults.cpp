@@ -49,6 +49,15 @@ constexpr const char* kCudaWgmmaDeepK = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v
 // Session 9 (same call, f16, column-major, `tilekit matmul`, TFLOP/s): 2048^3 376 against 299 for
 // 128x128 (its 128 tiles on 132 SMs), so from K = 2048 where its tiles fill 7/8 of the SMs.
 constexpr int64_t kCudaWgmmaDeepKMin = 2048;
+// Where the 128x256 tile's K loop is long enough for two-team clusters (kWsMulticast.min_k_steps:
+// K >= 16384 at BK = 64), grouped order over 16 tile rows instead of 8: a wave of 132 teams then
+// reads the least A and B per K step (532 KB against 671 at g8, 9728x8192x65536). H100, Nsight
+// Compute at base clock, drift bound on, no clusters: DRAM 12.1 GB at g16 against 15.0 at g8 (g4
+// 22.6, g12 12.6, g32 14.1) at the same cycles; under the power cap with clusters, 30 rounds of one
+// series a process: the fused leaky_relu above cuBLAS + a separate pass in 24-30 of 30 rounds at g16
+// (medians of the ratios 1.013-1.017) against 15-23 of 30 at g8 (1.000-1.008); `tilekit tune` at
+// that shape measured g16 0.8% (f16) and 1.1% (bf16) ahead of g8 (perf notes 41).
+constexpr int kCudaWgmmaLongKGroupM = 16;
 // Elsewhere, where its tiles fill half the SMs, the 64x128 warp-specialised tile (one consumer
 // warpgroup, two teams per SM): 1024^3 95 against 70 for 64x64 _tc and 76 for 128x128 _wg;
 // 1024x1024x8192 294 against 159 (_wg) and 176 (128x256 _ws); 2048x2048x512 155 against 150;
@@ -284,7 +293,10 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
       MatmulConfig deep = base, mid = base;
       if (!MatmulConfig::parse(kCudaWgmmaDeepK, deep, why) || !MatmulConfig::parse(kCudaWgmmaMid, mid, why))
         throw std::logic_error(why);
-      if (K >= kCudaWgmmaDeepKMin && teams(deep) >= slots - slots / 8) return deep;
+      if (K >= kCudaWgmmaDeepKMin && teams(deep) >= slots - slots / 8) {
+        if (K >= int64_t(kWsMulticast.min_k_steps) * deep.bk) deep.group_m = kCudaWgmmaLongKGroupM;
+        return deep;
+      }
       if (teams(mid) >= slots / 2) return mid;
     }
     if (input == DType::f64 && teams(base) < slots) {

@@ -8,7 +8,9 @@
 namespace tilekit {
 namespace tuning {
 
-enum class Strategy { exhaustive, random };
+/// exhaustive: every candidate in menu order; random: a seeded shuffle; listed: none of the menu (only
+/// the shape's default and the configs named by the caller, e.g. `tilekit tune matmul --also`).
+enum class Strategy { exhaustive, random, listed };
 
 /// Limits of a sweep, per shape: at most `count` candidates (0 = all) and `seconds` of measuring
 /// (0 = no limit; checked between candidates).
@@ -21,8 +23,8 @@ bool parse_strategy(const std::string& s, Strategy& out);
 const char* strategy_name(Strategy s);
 
 /// The order in which to try candidates 0..n-1: all in order (exhaustive, truncated to
-/// budget.count if set), or a shuffle seeded by `seed` truncated to budget.count (random). The
-/// same (n, strategy, budget, seed) always gives the same order.
+/// budget.count if set), a shuffle seeded by `seed` truncated to budget.count (random), or none
+/// (listed). The same (n, strategy, budget, seed) always gives the same order.
 std::vector<int> candidate_order(int n, Strategy strategy, const Budget& budget, uint64_t seed);
 
 }  // namespace tuning
