@@ -56,7 +56,8 @@ constexpr int64_t kCudaWgmmaDeepKMin = 2048;
 // 22.6, g12 12.6, g32 14.1) at the same cycles; under the power cap with clusters, 30 rounds of one
 // series a process: the fused leaky_relu above cuBLAS + a separate pass in 24-30 of 30 rounds at g16
 // (medians of the ratios 1.013-1.017) against 15-23 of 30 at g8 (1.000-1.008); `tilekit tune` at
-// that shape measured g16 0.8% (f16) and 1.1% (bf16) ahead of g8 (perf notes 41).
+// that shape measured g16 0.8% (f16) and 1.1% (bf16) ahead of g8 (perf notes 41). As `tilekit:tuned`
+// there (perf notes 42): fused leaky_relu / (cuBLAS + pass) 1.010-1.020 in two calls of 30 rounds.
 constexpr int kCudaWgmmaLongKGroupM = 16;
 // Elsewhere, where its tiles fill half the SMs, the 64x128 warp-specialised tile (one consumer
 // warpgroup, two teams per SM): 1024^3 95 against 70 for 64x64 _tc and 76 for 128x128 _wg;
