@@ -1,13 +1,13 @@
 // tilekit elementwise M N [options]: allocate, fill with random data, run an op, time it in GB/s next
 // to a Kokkos::deep_copy of the same byte count, optionally validate against the host reference.
 #include "app/commands.hpp"
-#include "kernels/elementwise.hpp"
-#include "tuning/elementwise_tuner.hpp"
-#include "kernels/elementwise_check.hpp"
-#include "kernels/fill.hpp"
-#include "kernels/memory.hpp"
-#include "kernels/runtime.hpp"
-#include "tuning/elementwise_defaults.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
+#include "tilekit/kernels/elementwise/validation.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/core/memory.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>

@@ -1,7 +1,8 @@
 #include "app/commands.hpp"
-#include "kernels/runtime.hpp"
-#include "tuning/elementwise_defaults.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,7 +44,7 @@ Runner add_info(CLI::App& app) {
                           {"kokkos_kernels_version", r.kokkos_kernels_version},
                           {"tilekit_version", r.tilekit_version},
                           {"build_type", r.build_type},
-                          {"matmul_tiles", tuning::menu_names()},
+                          {"matmul_tiles", menu_names()},
                           {"matmul_default_config", def},
                           {"elementwise_auto_config", ew_auto}};
       std::cout << j.dump(2) << "\n";
@@ -61,7 +62,7 @@ Runner add_info(CLI::App& app) {
                    : std::string());
     fmt::print("Kokkos           {}\n", r.kokkos_version);
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
-    fmt::print("matmul tiles     {}\n", tuning::menu_names());
+    fmt::print("matmul tiles     {}\n", menu_names());
     fmt::print("matmul default   {}\n", def_text);
     fmt::print("elementwise auto {}\n", ew_text);
     return 0;

@@ -1,12 +1,13 @@
 // tilekit matmul M N K [options]: allocate, fill with random data, run, time, validate.
 #include "app/commands.hpp"
-#include "kernels/fill.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_check.hpp"
-#include "kernels/memory.hpp"
-#include "kernels/runtime.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
+#include "tilekit/kernels/core/memory.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -133,7 +134,7 @@ int run_typed(const MatmulOpts& o) {
                                {"B", double(sb.elems) * sizeof(TIn)},
                                {"C and its initial copy", 2.0 * double(sc.elems) * sizeof(TOut)},
                                {"bias", ep.bias ? double(o.N) * sizeof(compute) : 0.0}};
-  if (o.check)  // the f64 copies of op(A), op(B) and the reference result (matmul_check.hpp)
+  if (o.check)  // the f64 copies of op(A), op(B) and the reference result (tilekit/kernels/matmul/validation.hpp)
     need.push_back({"--check's f64 copies", 8.0 * (double(o.M) * double(o.K) + double(o.K) * double(o.N) +
                                                    2.0 * double(o.M) * double(o.N))});
   require_memory(fmt::format("matmul {}x{}x{} {} -> {}", o.M, o.N, o.K, dtype_name(TypeTraits<TIn>::dtype),
@@ -168,11 +169,12 @@ int run_typed(const MatmulOpts& o) {
 
   // Time: warm-up, then `reps` runs each ended by a fence; median. C starts from C_init each run.
   std::vector<double> times;
+  MatmulLaunchReport launched;  // what the last launch ran
   for (int r = 0; r < o.warmup + o.reps; ++r) {
     Kokkos::deep_copy(C, C_init);
     ES().fence();
     Kokkos::Timer timer;
-    launch_matmul(p, cfg);
+    launched = launch_matmul(p, cfg);
     ES().fence();
     if (r >= o.warmup) times.push_back(timer.seconds());
   }
@@ -203,9 +205,11 @@ int run_typed(const MatmulOpts& o) {
                         {"layout_c", o.layout_c}, {"trans_a", o.trans_a}, {"trans_b", o.trans_b},
                         {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()},
                         {"math", math_name(math)}, {"reps", o.reps},
-                        {"median_s", median}, {"times_s", times}, {"tflops", tflops}};
+                        {"median_s", median}, {"times_s", times}, {"tflops", tflops},
+                        {"kernel", launched.kernel}};
     if (cfg.ws)
-      j["ws"] = {{"loads", last_ws_loads()}, {"drift_bound", last_ws_drift_bound()}, {"multicast", last_ws_multicast()}};
+      j["ws"] = {{"loads", launched.ws_loads}, {"drift_bound", launched.ws_drift_bound},
+                 {"multicast", launched.ws_multicast}};
     if (o.check)
       j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass}};
     std::cout << j.dump(2) << "\n";
@@ -216,11 +220,10 @@ int run_typed(const MatmulOpts& o) {
     fmt::print("config    {} ({})\n", cfg.name(), config_source);
     fmt::print("operands  A {}, B {}, C {}; alpha={} beta={} epilogue={}\n", op_desc(o.layout_a, o.trans_a, o.lda),
                op_desc(o.layout_b, o.trans_b, o.ldb), op_desc(o.layout_c, false, o.ldc), o.alpha, o.beta, ep.name());
-    if (cfg.ws) {  // how the warp-specialised kernel's last launch ran (kernels/matmul_wgmma_ws_sm90.hpp)
-      const std::string bound = last_ws_drift_bound();
-      const std::string multicast = last_ws_multicast();
-      fmt::print("ws        loads {}; drift bound {}{}\n", last_ws_loads(), bound.empty() ? "off" : bound,
-                 multicast.empty() ? "" : "; " + multicast);
+    if (cfg.ws) {  // how the warp-specialised kernel ran (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp)
+      fmt::print("ws        loads {}; drift bound {}{}\n", launched.ws_loads,
+                 launched.ws_drift_bound.empty() ? "off" : launched.ws_drift_bound,
+                 launched.ws_multicast.empty() ? "" : "; " + launched.ws_multicast);
     }
     if (!times.empty())
       fmt::print("time      median {:.3f} ms over {} reps (min {:.3f}, max {:.3f})\n", median * 1e3, times.size(),

@@ -3,14 +3,15 @@
 #include "app/commands.hpp"
 #include "app/svg_plot.hpp"
 #include "app/tune_sweep.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/memory.hpp"
-#include "kernels/runtime.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
-#include "tuning/elementwise_tuner.hpp"
-#include "tuning/sweep_journal.hpp"
-#include "tuning/vendor_blas.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/core/memory.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
+#include "tilekit/tuning/sweep_journal.hpp"
+#include "tilekit/tuning/vendor_blas.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

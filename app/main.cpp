@@ -1,8 +1,8 @@
 // tilekit: run blocked matmul and elementwise ops (and, later, tuning) from the command line.
 #include "app/commands.hpp"
 #include "app/ranks.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/memory.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/core/memory.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,6 +1,6 @@
 #include "app/tune_sweep.hpp"
 
-#include "tuning/sweep_journal.hpp"
+#include "tilekit/tuning/sweep_journal.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

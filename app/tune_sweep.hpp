@@ -4,7 +4,7 @@
 #pragma once
 
 #include "app/ranks.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 #include "bench/bench_common.hpp"
-#include "kernels/runtime.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +23,7 @@ std::map<std::string, double>& rates() {
 }
 }  // namespace
 
-std::size_t last_level_cache_bytes() { return runtime_info().last_level_cache; }  // kernels/runtime.hpp
+std::size_t last_level_cache_bytes() { return runtime_info().last_level_cache; }  // tilekit/kernels/core/runtime.hpp
 
 int rotation_count(double set_bytes) {
   double target = options().rotate_bytes;

@@ -4,11 +4,11 @@
 // GB/s = (2 inputs + 1 output) x elements x element size / median time.
 #include "bench/bench_common.hpp"
 #include "bench/shape_list.hpp"
-#include "kernels/elementwise.hpp"
-#include "kernels/elementwise_check.hpp"
-#include "kernels/fill.hpp"
-#include "tuning/elementwise_defaults.hpp"
-#include "tuning/elementwise_tuner.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/kernels/elementwise/validation.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>

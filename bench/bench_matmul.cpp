@@ -2,7 +2,7 @@
 // same process where the vendor allows it.
 //
 // Every series computes C = A B (alpha 1, beta 0) on column-major A (M x K), B (K x N), C (M x N),
-// the BLAS convention, from the same random inputs (kernels/fill.hpp, fixed seeds; never zeros):
+// the BLAS convention, from the same random inputs (tilekit/kernels/core/fill.hpp, fixed seeds; never zeros):
 //   tilekit:<config>               tilekit's blocked matmul with that config source's config
 //                                  (default, tuned), or a config named in --tk_configs
 //   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
@@ -22,11 +22,12 @@
 // which compute IEEE f32) can be asked for. FLOPs (integer operations for i8) counted: 2 M N K per
 // run (the activation is not counted).
 #include "bench/bench_common.hpp"
-#include "kernels/fill.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_check.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -173,7 +174,7 @@ struct Operands {
     fill_random(a.data(), static_cast<int64_t>(a.size()), kSeedA);
     fill_random(b.data(), static_cast<int64_t>(b.size()), kSeedB);
     fill_random(c.data(), static_cast<int64_t>(c.size()), kSeedC);  // beta = 0: never read
-    if (std::is_same<T, bf16>::value && !tuning::is_gpu_space<ES>())
+    if (std::is_same<T, bf16>::value && !is_gpu_space<ES>())
       cf = Kokkos::View<float*>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bench::Cf32"), nsets * sh.M * sh.N);
     ES().fence();
   }
@@ -402,7 +403,7 @@ void register_type(const Shape& shape, Math math = Math::ieee) {
 
 /// Square 128..1024 on host backends (2 cores take a while); the GPU list on GPUs.
 const char* default_shapes() {
-  return tuning::is_gpu_space<ES>() ? "128:4096:128,8192,9728x8192x65536@f16" : "128:1024:128";
+  return is_gpu_space<ES>() ? "128:4096:128,8192,9728x8192x65536@f16" : "128:1024:128";
 }
 
 void register_matmul() {
@@ -446,7 +447,7 @@ void register_matmul() {
                               tuning::default_matmul_config(backend_name(), DType::f32, Math::tf32).name());
   benchmark::AddCustomContext("matmul_operands",
                               "column-major A (MxK), B (KxN), C (MxN); alpha 1, beta 0; uniform random in "
-                              "[-1, 1) from kernels/fill.hpp (seeds 1, 2); f16 accumulates in f32");
+                              "[-1, 1) from tilekit/kernels/core/fill.hpp (seeds 1, 2); f16 accumulates in f32");
   benchmark::AddCustomContext("matmul_activation",
                               std::string(activation_name(kActivation)) +
                                   " (slope 0.01): fused into tilekit's epilogue; a separate Kokkos pass over C "

@@ -16,7 +16,7 @@
 //                          the layout cuBLAS's int8 tensor-core kernels want; context for the
 //                          column-major series, which every other library in the suite runs
 // Operands are column-major A (MxK), B (KxN), C (MxN), alpha 1, beta 0, filled on the device with
-// tilekit's generator (kernels/fill.hpp: splitmix64, seeds 1 and 2), so the data are bit-identical to
+// tilekit's generator (tilekit/kernels/core/fill.hpp: splitmix64, seeds 1 and 2), so the data are bit-identical to
 // tilekit's. Each iteration is timed on the host clock from a synchronized start to a synchronize
 // after the work (as tilekit's bench does with fences), and with CUDA events around the same work;
 // rates use the median. Every CUDA and cuBLAS return code is checked; 16 entries of C are checked
@@ -121,7 +121,7 @@ std::vector<Shape> shapes_or_exit(const std::string& text) {
   return out;
 }
 
-// ---- tilekit's generator (kernels/fill.hpp), bit for bit ---------------------------------------------
+// ---- tilekit's generator (tilekit/kernels/core/fill.hpp), bit for bit ---------------------------------------------
 
 __host__ __device__ inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -149,7 +149,7 @@ inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat16
 
 inline double to_double(int8_t v) { return v; }
 inline double to_double(int32_t v) { return v; }
-// tilekit's i8 values (kernels/fill.hpp, random_value<int8_t>): uniform over all 256 values.
+// tilekit's i8 values (tilekit/kernels/core/fill.hpp, random_value<int8_t>): uniform over all 256 values.
 __host__ __device__ inline int8_t random_i8(uint64_t seed, uint64_t idx) {
   return static_cast<int8_t>(static_cast<int>(splitmix64(seed * 0x632be59bd9b4e019ull + idx) >> 56) - 128);
 }

@@ -1,5 +1,5 @@
 // tilekit::gemm next to KokkosBlas::gemm on the same views; prints PASS when they agree.
-#include <tilekit.hpp>
+#include <tilekit/tilekit.hpp>
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Random.hpp>
 #include <cstdio>

@@ -1,7 +1,7 @@
-// The tuning-cache reader (tuning/cache_format.cpp): any file text. Properties: no crash, no UB, no
+// The tuning-cache reader (tilekit/tuning/cache_format.cpp): any file text. Properties: no crash, no UB, no
 // uncaught exception; a readable file written back reads back with the same entries and keeps every
 // entry it did not use.
-#include "tuning/cache.hpp"
+#include "tilekit/tuning/cache.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,7 @@
-// ElementwiseConfig::parse (kernels/elementwise_config.cpp), the names --config and the tuning
+// ElementwiseConfig::parse (tilekit/kernels/elementwise/config.cpp), the names --config and the tuning
 // cache hold. Properties: no crash or UB; an accepted name prints as a name that parses back to the
 // same config.
-#include "kernels/elementwise_config.hpp"
+#include "tilekit/kernels/elementwise/config.hpp"
 
 #include <cstdint>
 #include <cstdlib>

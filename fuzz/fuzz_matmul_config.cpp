@@ -1,6 +1,6 @@
-// MatmulConfig::parse (kernels/matmul_config.cpp), the names --config and the tuning cache hold.
+// MatmulConfig::parse (tilekit/kernels/matmul/config.cpp), the names --config and the tuning cache hold.
 // Properties: no crash or UB; an accepted name prints as a name that parses back to the same config.
-#include "kernels/matmul_config.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -2,10 +2,11 @@
 // matmul tests so each property test states only what it varies.
 #pragma once
 
-#include "kernels/fill.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_check.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ struct Case {
   std::optional<MatmulConfig> cfg;  // default config of the backend when empty
   bool nan_in_c = false;            // C starts as NaN (only meaningful with beta == 0)
   bool kokkos_kernels = false;      // oracle: KokkosBlas::gemm instead of the naive reference
+  MatmulLaunchOptions launch;       // overrides of the warp-specialised kernel's launch rules
   uint64_t seed = 7;
 
   std::string describe() const {
@@ -46,6 +48,7 @@ struct Outcome {
   double err = 0.0;
   double tol = 0.0;
   int64_t padding_changed = 0;  // elements of C's storage outside the matrix that the run changed
+  MatmulLaunchReport launched;  // what the launch ran
 };
 
 struct Layout2D {
@@ -102,11 +105,14 @@ Outcome run_case(const Case& c) {
   p.act = c.ep.act;
   p.math = c.math;
 
-  run_matmul(p, c.cfg ? *c.cfg : tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype, c.math));
+  const MatmulLaunchReport launched =
+      run_matmul(p, c.cfg ? *c.cfg : tuning::default_matmul_config(backend_name(), TypeTraits<TIn>::dtype, c.math),
+                 Kokkos::DefaultExecutionSpace(), c.launch);
 
   const StridedMatrix<const TOut> before{C0.data(), lc.rows, lc.cols, lc.rs, lc.cs};
   const RefMatrix ref = c.kokkos_kernels ? reference_kokkos_kernels(p, before) : reference_naive(p, before);
   Outcome o;
+  o.launched = launched;
   o.err = relative_error(StridedMatrix<const TOut>{C.data(), lc.rows, lc.cols, lc.rs, lc.cs}, ref);
   o.tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, c.K, c.math);
 
@@ -126,12 +132,12 @@ inline std::vector<MatmulConfig> menu_configs();
 
 namespace detail {
 template <class... Tiles>
-void collect(tuning::TileList<Tiles...>, std::vector<MatmulConfig>& out) {
+void collect(tilekit::TileList<Tiles...>, std::vector<MatmulConfig>& out) {
   using ES = Kokkos::DefaultExecutionSpace;
   auto add = [&](MatmulConfig base, int micro_tiles) {
     for (int g : {1, 4}) {
       base.group_m = g;
-      if (tuning::is_gpu_space<ES>()) {
+      if (tilekit::is_gpu_space<ES>()) {
         for (int v : {1, 32}) {  // threads per team fixed; split between team and vector lanes
           base.vector_length = v;
           base.team_size = micro_tiles / v;
@@ -153,7 +159,7 @@ void collect(tuning::TileList<Tiles...>, std::vector<MatmulConfig>& out) {
 
 inline std::vector<MatmulConfig> menu_configs() {
   std::vector<MatmulConfig> out;
-  detail::collect(tuning::MatmulTiles<Kokkos::DefaultExecutionSpace>{}, out);
+  detail::collect(tilekit::MatmulTiles<Kokkos::DefaultExecutionSpace>{}, out);
   return out;
 }
 

@@ -1,12 +1,13 @@
-// The library API (include/tilekit.hpp): tilekit::gemm and the automatic tilekit::apply, as a Kokkos
+// The library API (tilekit/tilekit.hpp): tilekit::gemm and the automatic tilekit::apply, as a Kokkos
 // application calls them, checked against the reference; and the kernel names profilers see.
-#include "tilekit.hpp"
+#include "tilekit/tilekit.hpp"
 
-#include "kernels/fill.hpp"
-#include "kernels/matmul_check.hpp"
-#include "tuning/cache.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
+#include "tilekit/tuning/cache.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>

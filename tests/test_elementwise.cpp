@@ -1,11 +1,11 @@
 // Elementwise properties, each checked for every type (f64, f32, f16, bf16, i32), every shipped op
 // and every variant on this build's backend, against the host reference (kernels/elementwise_check):
 // bit for bit for the exact ops, within the stated tolerance for silu.
-#include "kernels/elementwise.hpp"
-#include "kernels/elementwise_check.hpp"
-#include "kernels/elementwise_impl.hpp"  // for the custom 4-input functor and the vector-path test
-#include "kernels/fill.hpp"
-#include "tuning/elementwise_defaults.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/kernels/elementwise/validation.hpp"
+#include "tilekit/kernels/elementwise/launch.hpp"  // for the custom 4-input functor and the vector-path test
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -94,7 +94,7 @@ struct Outcome {
 template <class T>
 Outcome run_case(const Case& c) {
   const int nin = op_info(c.op).arity;
-  const int64_t align = c.aligned_pitch ? tuning::kElementwiseVectorBytes / int64_t(sizeof(T)) : 1;
+  const int64_t align = c.aligned_pitch ? tilekit::kElementwiseVectorBytes / int64_t(sizeof(T)) : 1;
   OpScalars scalars = c.scalars;
   if (std::is_integral<T>::value) scalars = {3.0, -2.0};
 
@@ -164,15 +164,15 @@ std::vector<ElementwiseConfig> configs() {
                  ElementwiseVariant::automatic})
     out.push_back(tuning::default_elementwise_config(backend, DType::f32, v));
   ElementwiseConfig t = tuning::default_elementwise_config(backend, DType::f32, ElementwiseVariant::tiled);
-  t.rows_per_thread = tuning::kElementwiseRowsInFlight + 1;
+  t.rows_per_thread = tilekit::kElementwiseRowsInFlight + 1;
   t.vectors_per_thread = 3;
   t.remap_teams = false;
-  if (tuning::is_gpu_space<ES>()) {
+  if (tilekit::is_gpu_space<ES>()) {
     t.team_size = 128;
     t.threads_n = 32;
   }
   out.push_back(t);
-  const int threads = tuning::is_gpu_space<ES>() ? 64 : std::min(2, ES().concurrency());
+  const int threads = tilekit::is_gpu_space<ES>() ? 64 : std::min(2, ES().concurrency());
   if (threads >= 2) {
     t.team_size = threads;
     t.threads_n = threads;
@@ -186,7 +186,7 @@ std::vector<ElementwiseConfig> configs() {
 
 template <class T>
 struct ElementwiseTyped : ::testing::Test {
-  static constexpr int W = tuning::kElementwiseVectorBytes / static_cast<int>(sizeof(T));  // vector width
+  static constexpr int W = tilekit::kElementwiseVectorBytes / static_cast<int>(sizeof(T));  // vector width
 
   static std::vector<OpKind> ops() {
     std::vector<OpKind> out;
@@ -256,7 +256,7 @@ TYPED_TEST(ElementwiseTyped, TailsOfEveryLengthMatchReference) {
         this->for_every_op_and_config(c);
       }
     }
-  const int B = tuning::kElementwiseRowsInFlight;
+  const int B = tilekit::kElementwiseRowsInFlight;
   for (int64_t m : {int64_t(B - 1), int64_t(B + 1), int64_t(2 * B + 3), tile_rows - 1, tile_rows + 1}) {
     if (m < 1) continue;
     for (bool aligned : {false, true}) {
@@ -436,7 +436,7 @@ TEST(ElementwiseViews, LayoutLeftInputRowVectorBiasAndStridedSubviewOutput) {
 }
 
 TEST(ElementwiseVectorPath, TakenOnlyWhenEveryOperandIsContiguousAndAligned) {
-  constexpr int VB = tuning::kElementwiseVectorBytes;
+  constexpr int VB = tilekit::kElementwiseVectorBytes;
   Kokkos::View<float*> buf("buf", 4096);
   float* p = buf.data();  // Kokkos allocations are at least 16-byte aligned
   auto problem = [&](StridedMatrix<const float> a, StridedMatrix<const float> b, StridedMatrix<float> c) {

@@ -1,7 +1,7 @@
 // Matmul properties, each checked for every (input, output) type pair on this build's backend.
-#include "kernels/common.hpp"
+#include "tilekit/kernels/core/device.hpp"
 #include "tests/matmul_case.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,11 +21,13 @@ struct MatmulTyped : ::testing::Test {
   using TOut = typename P::second_type;
   static constexpr bool integer = std::is_integral<TIn>::value;
 
-  void expect_matches(const Case& c) {
+  /// Runs c, expects it to match the reference, and returns what the launch ran.
+  MatmulLaunchReport expect_matches(const Case& c) {
     SCOPED_TRACE(c.describe());
     const Outcome o = run_case<TIn, TOut>(c);
     EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
     EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+    return o.launched;
   }
 };
 
@@ -131,7 +133,6 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
     GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
   const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
-  const bool tma_forbidden = ws_tma_disabled_by_env();
   for (const MatmulConfig& cfg : ws) {
     for (int bits = 0; bits < 16; ++bits) {
       Case c;
@@ -144,9 +145,8 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
       const bool odd_pitch = bits & 8;
       if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
       c.cfg = cfg;
-      this->expect_matches(c);
-      const std::string how = last_ws_loads();
-      if (odd_pitch || tma_forbidden)
+      const std::string how = this->expect_matches(c).ws_loads;
+      if (odd_pitch)
         EXPECT_EQ(how.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << how;
       else
         EXPECT_EQ(how, "tma") << c.describe();
@@ -154,22 +154,12 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
   }
 }
 
-/// Caps the warp-specialised grid for a scope (set_ws_team_cap), so that test-sized problems run
-/// teams that loop over several tiles.
-struct WsTeamCap {
-  explicit WsTeamCap(int teams) : previous(set_ws_team_cap(teams)) {}
-  ~WsTeamCap() { set_ws_team_cap(previous); }
-  WsTeamCap(const WsTeamCap&) = delete;
-  WsTeamCap& operator=(const WsTeamCap&) = delete;
-  int previous;
-};
-
 /// Problems for the warp-specialised tiles' persistent grid: 200x520 is 4 x 5 tiles of 64x128 or
 /// 2 x 3 of 128x256, ragged on both edges; K of 3 steps (ragged), 1 step, or none; alpha 1, 0.5, -2
-/// and 0 (the bias in the accumulators or in the epilogue). `teams`: the grid
-/// cap of case i (WsTeamCap): none (one tile a team at this size), 1 or 3 (teams that loop over
-/// several tiles, the next tile loading while the consumers finish the last).
-inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, std::vector<int>& teams) {
+/// and 0 (the bias in the accumulators or in the epilogue). The grid cap of each case
+/// (MatmulLaunchOptions::ws_team_cap): none (one tile a team at this size), 1 or 3 (teams that loop
+/// over several tiles, the next tile loading while the consumers finish the last).
+inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out) {
   std::vector<Case> cases;
   for (int n = 0; n < 18; ++n) {
     Case c;
@@ -186,8 +176,8 @@ inline std::vector<Case> ws_grid_cases(const MatmulConfig& cfg, bool f32_out, st
     c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
              : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
     c.cfg = cfg;
+    c.launch.ws_team_cap = n % 3 == 0 ? 0 : n % 3 == 1 ? 1 : 3;
     cases.push_back(c);
-    teams.push_back(n % 3 == 0 ? 0 : n % 3 == 1 ? 1 : 3);
   }
   return cases;
 }
@@ -205,27 +195,24 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesA
   const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
   for (const MatmulConfig& cfg : ws) {
-    std::vector<int> teams;
-    const std::vector<Case> cases = ws_grid_cases(cfg, std::is_same<TOut, float>::value, teams);
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const WsTeamCap cap(teams[i]);
-      SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
-      this->expect_matches(cases[i]);
+    for (const Case& c : ws_grid_cases(cfg, std::is_same<TOut, float>::value)) {
+      SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
+      this->expect_matches(c);
     }
   }
 }
 
-/// Forces the warp-specialised kernel's drift bound for a scope (set_ws_drift_override).
-struct WsDriftScope {
-  explicit WsDriftScope(const WsDriftOverride& o) : previous(set_ws_drift_override(o)) {}
-  ~WsDriftScope() { set_ws_drift_override(previous); }
-  WsDriftScope(const WsDriftScope&) = delete;
-  WsDriftScope& operator=(const WsDriftScope&) = delete;
-  WsDriftOverride previous;
-};
+/// Forces the warp-specialised kernel's drift bound with chunks of one K step, a slack of one and
+/// this wait limit.
+inline void force_drift_bound(MatmulLaunchOptions& o, long long wait_limit_ns) {
+  o.ws_drift_forced = true;
+  o.ws_drift_chunk_steps = 1;
+  o.ws_drift_slack_steps = 1;
+  o.ws_drift_wait_limit_ns = wait_limit_ns;
+}
 
 TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWhereTheyCannot) {
-  // The drift bound (tuning::WsDriftBound) holds every TMA producer of a persistent grid within a
+  // The drift bound (tilekit::WsDriftBound) holds every TMA producer of a persistent grid within a
   // slack of the slowest team's K step; by default only from 256 K steps, so here it is forced with
   // chunks of one step and a slack of one, and producers wait at nearly every step:
   // (1) grids capped at 1 and 3 teams, each looping over several tiles (waits that end when the
@@ -238,21 +225,13 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
     GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
   const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
-  const bool tma_forbidden = ws_tma_disabled_by_env();
-  const bool bound_forbidden = ws_drift_disabled_by_env();
-  auto expect_bound = [&](const Case& c, const std::string& chunks) {
-    const std::string how = last_ws_drift_bound();
-    if (tma_forbidden || bound_forbidden)
-      EXPECT_EQ(how, "") << c.describe();
-    else
-      EXPECT_EQ(how.rfind("chunks of 1 K steps, slack 1 steps, " + chunks + " chunks counted", 0), 0u)
-          << c.describe() << ": " << how;
+  auto expect_bound = [&](const Case& c, const MatmulLaunchReport& launched, const std::string& chunks) {
+    const std::string& how = launched.ws_drift_bound;
+    EXPECT_EQ(how.rfind("chunks of 1 K steps, slack 1 steps, " + chunks + " chunks counted", 0), 0u)
+        << c.describe() << ": " << how;
   };
   for (const MatmulConfig& cfg : ws) {
     {
-      WsDriftOverride o;
-      o.active = true, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 200000000;  // 0.2 s: not reached
-      const WsDriftScope bound(o);
       for (int n = 0; n < 8; ++n) {
         Case c;
         c.M = 200, c.N = 520, c.K = 712;  // 12 K steps a tile; 4 x 5 tiles of 64x128, 2 x 3 of 128x256
@@ -262,19 +241,19 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
         c.ep.bias = true;
         c.ep.act = n % 2 ? Activation::leaky_relu : Activation::gelu;
         c.cfg = cfg;
+        force_drift_bound(c.launch, 200000000);  // 0.2 s: not reached
         const int teams = n < 4 ? 1 : 3;
-        const WsTeamCap cap(teams);
+        c.launch.ws_team_cap = teams;
         SCOPED_TRACE(fmt::format("grid cap {}", teams));
-        this->expect_matches(c);
+        const MatmulLaunchReport launched = this->expect_matches(c);
         const int tiles = int((c.M + cfg.bm - 1) / cfg.bm * ((c.N + cfg.bn - 1) / cfg.bn));
-        expect_bound(c, std::to_string(tiles / teams * 12));
+        expect_bound(c, launched, std::to_string(tiles / teams * 12));
       }
     }
     {
-      WsDriftOverride o;
-      o.active = true, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 20000, o.one_team_a_tile = true;
-      const WsDriftScope bound(o);
       Case c;
+      force_drift_bound(c.launch, 20000);
+      c.launch.ws_one_team_per_tile = true;
       // 648 tiles of 64x128 or 162 of 128x256: more teams than an H100's 132 SMs hold at once.
       c.M = 2304, c.N = 2304, c.K = 200;  // 4 K steps: chunk 2 waits for every team's chunk 0
       c.a_col = true, c.b_col = true, c.c_col = true;
@@ -285,25 +264,15 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
       c.cfg = cfg;
       const int tiles = int((c.M + cfg.bm - 1) / cfg.bm * ((c.N + cfg.bn - 1) / cfg.bn));
       ASSERT_GT(tiles, cuda_sm_count()) << cfg.name() << ": too few tiles to outnumber the resident teams";
-      this->expect_matches(c);
-      expect_bound(c, "4");
+      expect_bound(c, this->expect_matches(c), "4");
     }
   }
 }
 
-/// Sets the K steps from which the 128x256 ws tile runs as two-team clusters, for a scope.
-struct WsMulticastScope {
-  explicit WsMulticastScope(int min_k_steps) : previous(set_ws_multicast_min_k_steps(min_k_steps)) {}
-  ~WsMulticastScope() { set_ws_multicast_min_k_steps(previous); }
-  WsMulticastScope(const WsMulticastScope&) = delete;
-  WsMulticastScope& operator=(const WsMulticastScope&) = delete;
-  int previous;
-};
-
 TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
   // The 128x256 ws tile runs as two-team clusters where its tile rows pair up: the teams take the
   // two tiles of a pair stacked in M, each loads its A and half of B and multicasts that half into
-  // both (tuning::kWsMulticast; by default from 256 K steps, here from one). Every storage order,
+  // both (tilekit::kWsMulticast; by default from 256 K steps, here from one). Every storage order,
   // M/N/K tails, K under one stage, beta = 0 with NaN in C, the epilogue; grids capped at 2, 3 and
   // 4 teams (one or two clusters looping over pairs) and uncapped; the drift bound forced on top in
   // half the cases; and an odd number of tile rows, which runs without clusters.
@@ -315,9 +284,6 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
   for (const MatmulConfig& cfg : runnable_ws_tiles<TIn, TOut>())
     if (cfg.bm == 128 && cfg.bn == 256) wide.push_back(cfg);
   if (wide.empty()) GTEST_SKIP() << "no 128x256 warp-specialised tile runs here (sm_90a code on a compute 9.0 GPU)";
-  const bool tma_forbidden = ws_tma_disabled_by_env();
-  const bool clusters_forbidden = ws_multicast_disabled_by_env();
-  const WsMulticastScope from_any_k(1);
   for (const MatmulConfig& cfg : wide) {
     for (int n = 0; n < 16; ++n) {
       Case c;
@@ -330,29 +296,26 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
       c.ep.bias = n % 2 == 0;
       c.ep.act = n % 4 < 2 ? Activation::leaky_relu : Activation::gelu;
       c.cfg = cfg;
-      const int teams = n % 4 == 0 ? 2 : n % 4 == 1 ? 3 : n % 4 == 2 ? 4 : 0;
-      const WsTeamCap cap(teams);
-      WsDriftOverride o;
-      o.active = n >= 8, o.chunk_steps = 1, o.slack_steps = 1, o.wait_limit_ns = 200000000;
-      const WsDriftScope bound(o);
-      SCOPED_TRACE(fmt::format("grid cap {}, drift bound {}", teams, o.active ? "forced" : "default"));
-      this->expect_matches(c);
-      if (tma_forbidden)
-        EXPECT_EQ(last_ws_multicast(), "off: cp.async loads") << c.describe();
-      else if (clusters_forbidden)
-        EXPECT_EQ(last_ws_multicast(), "off: TILEKIT_WS_MULTICAST=0") << c.describe();
-      else
-        EXPECT_EQ(last_ws_multicast(), "clusters of 2 teams, B multicast") << c.describe();
+      c.launch.ws_multicast_min_k_steps = 1;
+      c.launch.ws_team_cap = n % 4 == 0 ? 2 : n % 4 == 1 ? 3 : n % 4 == 2 ? 4 : 0;
+      if (n >= 8) force_drift_bound(c.launch, 200000000);
+      SCOPED_TRACE(fmt::format("grid cap {}, drift bound {}", c.launch.ws_team_cap, n >= 8 ? "forced" : "default"));
+      EXPECT_EQ(this->expect_matches(c).ws_multicast, "clusters of 2 teams, B multicast") << c.describe();
+      c.launch.ws_multicast_off = true;  // the same without clusters
+      EXPECT_EQ(this->expect_matches(c).ws_multicast, "off: clusters turned off") << c.describe();
+      if (n == 0) {
+        c.launch.ws_multicast_off = false;
+        c.launch.ws_cp_async_loads = true;
+        EXPECT_EQ(this->expect_matches(c).ws_multicast, "off: cp.async loads") << c.describe();
+      }
     }
     Case odd;
     odd.M = 328, odd.N = 264, odd.K = 712;  // 3 tile rows
     odd.a_col = odd.b_col = odd.c_col = true;
     odd.beta = 0.5;
     odd.cfg = cfg;
-    this->expect_matches(odd);
-    if (!tma_forbidden && !clusters_forbidden) {
-      EXPECT_EQ(last_ws_multicast(), "off: an odd number of tile rows (3)") << odd.describe();
-    }
+    odd.launch.ws_multicast_min_k_steps = 1;
+    EXPECT_EQ(this->expect_matches(odd).ws_multicast, "off: an odd number of tile rows (3)") << odd.describe();
   }
 }
 
@@ -369,9 +332,9 @@ TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
       c.b_col = c.c_col = true;
       c.beta = 0.5;
       c.cfg = cfg;
-      this->expect_matches(c);
+      const MatmulLaunchReport launched = this->expect_matches(c);
       if (cfg.ws) {
-        EXPECT_EQ(last_ws_loads().rfind("cp.async: ", 0), 0u) << c.describe() << ": " << last_ws_loads();
+        EXPECT_EQ(launched.ws_loads.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << launched.ws_loads;
       }
     }
   }
@@ -546,7 +509,7 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
 std::vector<MatmulConfig> split_k_configs() {
   std::vector<MatmulConfig> out;
   for (const MatmulConfig& tile : runnable_menu_tiles<float, float>()) {
-    if (!tuning::tile_splits_k(tile)) continue;
+    if (!tilekit::tile_splits_k(tile)) continue;
     for (int s : {2, 3, 4, 8, 16}) {
       MatmulConfig c = tile;
       c.k_splits = s;
@@ -669,18 +632,20 @@ std::vector<MatmulConfig> tf32_tile_configs() {
   MatmulProblem<float, float> none;  // 0 x 0 x 0: only the config and the device are checked
   none.math = Math::tf32;
   for (const MatmulConfig& c : menu_configs())
-    if (c.mma && tuning::tile_supports(c, DType::f32, Math::tf32) && check_matmul(none, c).empty() &&
+    if (c.mma && tilekit::tile_supports(c, DType::f32, Math::tf32) && check_matmul(none, c).empty() &&
         std::find(out.begin(), out.end(), c) == out.end())
       out.push_back(c);
   return out;
 }
 
-void expect_tf32_matches(Case c) {
+/// Runs c with TF32 math, expects it to match the reference, and returns what the launch ran.
+MatmulLaunchReport expect_tf32_matches(Case c) {
   c.math = Math::tf32;
   SCOPED_TRACE(c.describe());
   const Outcome o = run_case<float, float>(c);
   EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
   EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+  return o.launched;
 }
 
 TEST(MatmulTf32, EveryTf32TileMatchesReferenceInEveryLayoutSizeAndEpilogue) {
@@ -766,9 +731,9 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilePacksOperandsThatAreNotKMajor) {
       if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
       c.beta = 0.5;
       c.cfg = cfg;
-      expect_tf32_matches(c);
+      const MatmulLaunchReport launched = expect_tf32_matches(c);
       const bool k_major = !c.a_col && c.b_col && !odd_pitch;  // A row-major and B column-major: both along K
-      EXPECT_EQ(last_ws_loads(), k_major ? "tma" : "tma (packed)") << c.describe();
+      EXPECT_EQ(launched.ws_loads, k_major ? "tma" : "tma (packed)") << c.describe();
     }
   }
 }
@@ -780,12 +745,9 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
     if (c.ws) ws.push_back(c);
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
   for (const MatmulConfig& cfg : ws) {
-    std::vector<int> teams;
-    const std::vector<Case> cases = ws_grid_cases(cfg, true, teams);
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const WsTeamCap cap(teams[i]);
-      SCOPED_TRACE(fmt::format("grid cap {}", teams[i]));
-      expect_tf32_matches(cases[i]);
+    for (const Case& c : ws_grid_cases(cfg, true)) {
+      SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
+      expect_tf32_matches(c);
     }
   }
 }
@@ -803,8 +765,7 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilePacksARepeatedRowOrColumn) {
       c.a_row_repeated = which != 1;
       c.b_col_repeated = which != 0;
       c.cfg = cfg;
-      expect_tf32_matches(c);
-      EXPECT_EQ(last_ws_loads(), "tma (packed)") << c.describe();
+      EXPECT_EQ(expect_tf32_matches(c).ws_loads, "tma (packed)") << c.describe();
     }
   }
 }
@@ -841,7 +802,7 @@ TEST(MatmulTf32, DefaultConfigWithTf32MathRunsOnEveryBackend) {
   expect_tf32_matches(c);
 }
 
-// --- the thin kernel: M or N up to tuning::kThinMaxRows ---------------------------------------------
+// --- the thin kernel: M or N up to tilekit::kThinMaxRows ---------------------------------------------
 
 // Matrix-vector products both ways, every row class (1, 4, 16) and its edges, K = 0, K not a
 // multiple of the staged depth, a dot product, and column counts that leave partial team blocks.
@@ -935,7 +896,7 @@ TEST(MatmulDefaults, HostThinColumnBlocksKeepTheirRunningSumsInL1) {
   // Host backends: a thin team's block of columns holds row class x columns sums of the compute
   // type, at most kThinHostSumsBytes; long products take the largest such block (one f32 row: 4096).
   const std::string backend = backend_name();
-  if (tuning::is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host defaults only";
+  if (tilekit::is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host defaults only";
   struct Want {
     DType t;
     int64_t M, N, K, row_class, bytes;
@@ -945,12 +906,12 @@ TEST(MatmulDefaults, HostThinColumnBlocksKeepTheirRunningSumsInL1) {
                         Want{DType::i8, 3, 1048576, 8, 4, 4}}) {
     const MatmulConfig c = tuning::default_matmul_config(backend, w.t, w.M, w.N, w.K);
     ASSERT_TRUE(c.thin) << c.name();
-    EXPECT_EQ(int64_t(c.thin_cols) * w.row_class * w.bytes, tuning::kThinHostSumsBytes)
+    EXPECT_EQ(int64_t(c.thin_cols) * w.row_class * w.bytes, tilekit::kThinHostSumsBytes)
         << dtype_name(w.t) << " " << w.M << "x" << w.N << "x" << w.K << ": " << c.name();
   }
   // A short product keeps kThinHostTeamsPerThread blocks per thread instead
   const MatmulConfig short_one = tuning::default_matmul_config(backend, DType::f32, 1, 512, 64);
-  EXPECT_LT(int64_t(short_one.thin_cols) * 4, tuning::kThinHostSumsBytes) << short_one.name();
+  EXPECT_LT(int64_t(short_one.thin_cols) * 4, tilekit::kThinHostSumsBytes) << short_one.name();
 }
 
 TEST(MatmulDefaults, F32SplitsKWhereEvenTheSmallTilesLeaveSmsIdle) {
@@ -966,7 +927,7 @@ TEST(MatmulDefaults, F32SplitsKWhereEvenTheSmallTilesLeaveSmsIdle) {
     return;
   }
   EXPECT_EQ(small.k_splits, 4) << small.name();
-  EXPECT_TRUE(tuning::tile_splits_k(small)) << small.name();
+  EXPECT_TRUE(tilekit::tile_splits_k(small)) << small.name();
   EXPECT_EQ(check_matmul(MatmulProblem<float, float>{}, small), "");
 }
 
@@ -1097,7 +1058,7 @@ TEST(MatmulRejects, TileOutsideTheMenuNamingTheAllowedTiles) {
   cfg.bm = 48;
   const std::string why = rejection(cfg);
   EXPECT_NE(why.find("not in the"), std::string::npos) << why;
-  EXPECT_NE(why.find(tuning::menu_names()), std::string::npos) << why;
+  EXPECT_NE(why.find(tilekit::menu_names()), std::string::npos) << why;
 }
 
 TEST(MatmulRejects, TeamShapesTheBackendCannotRun) {
@@ -1137,7 +1098,7 @@ TEST(MatmulRejects, ThinConfigsOutsideThinShapesAndTeamShapesTheBackendCannotRun
   EXPECT_NE(wide.find("M=17, N=17"), std::string::npos) << wide;
   ASSERT_TRUE(MatmulConfig::parse("thin_l5_k3", cfg, why)) << why;
   const std::string shape = rejection(cfg, 1, 64, 64);
-  if (tuning::is_gpu_space<Kokkos::DefaultExecutionSpace>())
+  if (tilekit::is_gpu_space<Kokkos::DefaultExecutionSpace>())
     EXPECT_NE(shape.find("multiple of 32"), std::string::npos) << shape;
   else
     EXPECT_NE(shape.find("kgroups must be 1"), std::string::npos) << shape;

@@ -2,7 +2,7 @@
 // limit is the device's opt-in shared memory per block (less Kokkos' reserve): 219 KB on an H100,
 // where unpatched Kokkos 3.4 stops at 40 KB. Every byte a team writes into its scratch must come
 // back, from another thread of the team, for every team.
-#include "kernels/common.hpp"
+#include "tilekit/kernels/core/device.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>

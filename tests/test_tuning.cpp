@@ -1,11 +1,12 @@
 // The tuning layer: search strategies, pruning, verification, the cache and the auto fallback chain.
-#include "kernels/matmul.hpp"
-#include "tuning/cache.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
-#include "tuning/elementwise_tuner.hpp"
-#include "tuning/elementwise_defaults.hpp"
-#include "tuning/sweep_journal.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/tuning/cache.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
+#include "tilekit/tuning/sweep_journal.hpp"
 
 #include <gtest/gtest.h>
 
@@ -78,7 +79,7 @@ TEST(SearchSpace, EveryCandidateIsFromTheMenuAndUnique) {
   ASSERT_FALSE(space.empty());
   for (std::size_t i = 0; i < space.size(); ++i)
     for (std::size_t j = i + 1; j < space.size(); ++j) ASSERT_FALSE(space[i] == space[j]) << space[i].name();
-  EXPECT_NE(tuning::menu_names().find(space.front().tile_name()), std::string::npos);
+  EXPECT_NE(tilekit::menu_names().find(space.front().tile_name()), std::string::npos);
 }
 
 TEST(MatmulTuner, PrunesCandidatesThatDoNotFitBeforeLaunch) {

@@ -1,6 +1,6 @@
-#include "kernels/epilogue.hpp"
-#include "kernels/matmul_config.hpp"
-#include "kernels/types.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/types.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,8 +18,8 @@
 // Errors: tilekit::InvalidArgument, with the message the `tilekit` app prints for the same input.
 #pragma once
 
-#include "kernels/elementwise.hpp"
-#include "kernels/matmul.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -41,8 +41,8 @@ namespace tilekit {
 template <class Scalar>
 struct GemmOptions {
   Kokkos::View<const Scalar*> bias;          ///< one value per column of C, added first; empty: none
-  Activation activation = Activation::none;  ///< then relu, leaky_relu, silu or gelu (epilogue.hpp)
-  /// f32 inputs: Math::tf32 opts in to TF32 tensor-core math (CUDA sm_80+; kernels/types.hpp, Math);
+  Activation activation = Activation::none;  ///< then relu, leaky_relu, silu or gelu (tilekit/kernels/matmul/epilogue.hpp)
+  /// f32 inputs: Math::tf32 opts in to TF32 tensor-core math (CUDA sm_80+; tilekit/kernels/core/types.hpp, Math);
   /// other input types must leave it at Math::ieee
   Math math = Math::ieee;
   std::optional<MatmulConfig> config;        ///< a config to run instead of the automatic one
@@ -50,7 +50,7 @@ struct GemmOptions {
 
 namespace detail {
 /// The automatic config (see above) for a problem; `valid` says why a config cannot run it, or "".
-/// Compiled in the library (tuning/auto_config.cpp); remembered per problem key.
+/// Compiled in the library (tilekit/tuning/auto_config.cpp); remembered per problem key.
 MatmulConfig auto_matmul_config(DType in, DType out, bool a_col, bool b_col, bool c_col, const Epilogue& ep,
                                 int64_t M, int64_t N, int64_t K, Math math,
                                 const std::function<std::string(const MatmulConfig&)>& valid,

@@ -1,9 +1,9 @@
-// The automatic configs of the library API (include/tilekit.hpp): the `--config auto` lookup of the
+// The automatic configs of the library API (tilekit/tilekit.hpp): the `--config auto` lookup of the
 // app, remembered per problem key so that only the first call for a shape reads the tuning files.
-#include "tilekit.hpp"
+#include "tilekit/tilekit.hpp"
 
-#include "tuning/elementwise_tuner.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-#include "tuning/cache.hpp"
+#include "tilekit/tuning/cache.hpp"
 
-#include "kernels/runtime.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The tuning cache's file format: JSON text to entries and back. No Kokkos and no file system, so
-// that fuzz/cache_reader.cpp can run it on its own; tuning/cache.cpp does the files.
-#include "tuning/cache.hpp"
+// that fuzz/cache_reader.cpp can run it on its own; tilekit/tuning/cache.cpp does the files.
+#include "tilekit/tuning/cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Per-backend default elementwise configs: one table. Later tuning sweeps rewrite its rows.
-#include "tuning/elementwise_defaults.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
 
 #include <array>
 #include <stdexcept>
@@ -16,14 +16,14 @@ struct DefaultRow {
 };
 // Host (serial, openmp): a team is one thread (team_size 1, threads_n 1) that walks 64 consecutive
 // 16-byte vectors (1 KiB) of one row, as one plain loop the compiler vectorizes (f16/bf16: whole
-// AVX-512 conversions, kernels/elementwise_impl.hpp). One row per team: with 4 (r4, the earlier
+// AVX-512 conversions, tilekit/kernels/elementwise/launch.hpp). One row per team: with 4 (r4, the earlier
 // default) the 2-core EPYC reached 0.51-0.81x the copy bandwidth for bf16/f16/f32 at 4096x4096,
 // with 1 row 1.01-1.04x (2026-11-23, docs/perf-notes.md section 9).
 // "auto" on openmp is tiled, from two runs of `tilekit elementwise 4096 4096 --op add` on 2 EPYC
 // cores (README): for f64, f32 and i32 tiled and vectorized are within run-to-run noise of each
 // other (0.64-0.98 of the copy bandwidth); for bf16 tiled is 5x faster (19-24 GB/s against 3-5:
 // GCC vectorizes the bf16 conversions of the row loop only); f16 was then bound by its software
-// conversion in every variant (about 1 GB/s; 10 GB/s since F16C conversions, kernels/types.hpp).
+// conversion in every variant (about 1 GB/s; 10 GB/s since F16C conversions, tilekit/kernels/core/types.hpp).
 // Serial follows openmp (not measured apart).
 // CUDA "auto" is vectorized: on the H100 at 16384x8192 (BENCHMARKS.md, gpu-h100-elementwise,
 // 2026-11-22) it ran at 1.00-1.05x the copy bandwidth for f64, f32, f16 and bf16, the tiled layout

@@ -1,13 +1,13 @@
-#include "tuning/elementwise_tuner.hpp"
+#include "tilekit/tuning/elementwise_tuner.hpp"
 
-#include "kernels/elementwise_check.hpp"
-#include "kernels/fill.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/runtime.hpp"
-#include "kernels/timing.hpp"
-#include "tuning/elementwise_defaults.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/kernels/elementwise/validation.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/kernels/core/timing.hpp"
+#include "tilekit/tuning/elementwise_defaults.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>

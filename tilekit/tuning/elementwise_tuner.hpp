@@ -5,9 +5,9 @@
 // run-time lookup behind `--variant auto`.
 #pragma once
 
-#include "kernels/elementwise.hpp"
-#include "tuning/cache.hpp"
-#include "tuning/search.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/tuning/cache.hpp"
+#include "tilekit/tuning/search.hpp"
 
 #include <array>
 #include <functional>

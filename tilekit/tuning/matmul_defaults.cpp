@@ -1,7 +1,8 @@
 // Per-backend default matmul configurations: one table. Later tuning sweeps rewrite its rows.
-#include "kernels/common.hpp"
-#include "kernels/matmul.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/core/device.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,12 +25,12 @@ struct DefaultRow {
 };
 // Host: team_size 1 (each OpenMP thread is a team and owns whole C tiles; no intra-team barrier
 // traffic between cores); the 128x128 tile won most shapes of every type in the 2-core EPYC sweep
-// shipped in tuning/results (scripts/tune-cpu.sh), by 1.1-2x over 64x64. GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
+// shipped in tilekit/tuning/results (scripts/tune-cpu.sh), by 1.1-2x over 64x64. GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
 // CUDA f16/bf16: a tensor-core tile, its warps as team members of 32 vector lanes each: the
 // warpgroup-MMA tile where the GPU and the build allow it (Hopper, sm_90a), else the mma.sync tile
 // that was fastest at 8192^3 on the H100 (docs/perf-notes.md).
 // f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
-// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
+// (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
 // Where even the 64x128 warp-specialised tile below leaves half the SMs idle (512^3: 32 tiles), the
 // 64x64 ws tile (one consumer warpgroup, 65 KB): H100, Nsight Compute, column-major 512^3, kernel
@@ -39,7 +40,7 @@ constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_
 // without sizes); with sizes, `auto` on a Hopper takes the ws tiles (section 16).
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32";
 // Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
-// producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
+// producer, persistent grid, compact epilogue: tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp). H100 f16,
 // column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
 // TFLOP/s against 394 for 128x128, 8192^3 705 against 428, 9728x8192x65536 654; before that
 // epilogue the ws tile lost at 4096^3 (278 against 345) and the threshold was 8192. Operands TMA
@@ -72,7 +73,7 @@ constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32
 // 128x64) 431 against 411.
 constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
-// f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (kernels/matmul_wgmma_ws_sm90.hpp;
+// f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp;
 // operands that are not K-major are packed first). H100, column-major, `tilekit matmul`, one call:
 // 4096^3 313 TFLOP/s against 96 for the mma.sync tile, 8192^3 359 against 108 (docs/perf-notes.md
 // section 14) ...
@@ -86,7 +87,7 @@ constexpr const char* kCudaTf32WsMid = "bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32"
 // ... from 1/8 of the SMs (512^3: 32 tiles of 64x128) on; fewer tiles take the mma.sync tile.
 constexpr int64_t kCudaTf32WsMinFill = 8;
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
-// CUDA f32 with IEEE math: the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; f32 only, so
+// CUDA f32 with IEEE math: the warp-tiled SIMT kernel (tilekit/kernels/matmul/gpu/simt_warp.hpp; f32 only, so
 // the backend row below, which every type can run, keeps the first SIMT kernel's tile): 256x128
 // (16x8 per lane) won 2048^3-8192^3 on the H100, needs 50 KB of scratch (the patched Kokkos; where
 // the limit is 48 KB, 128x128 with 8x8 per lane, 34 KB); where the teams leave SMs idle, the
@@ -125,7 +126,7 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
 // GPU thin teams: kThinGpuThreads threads, split into columns x K groups so that the launch holds at
 // least half the device's thread slots; host thin teams: a column block per thread, at least
 // kThinHostTeamsPerThread blocks per thread, its running sums (row class x columns values of the
-// compute type) at most kThinHostSumsBytes (matmul_tiles.hpp) so that they stay in L1. (The cap
+// compute type) at most kThinHostSumsBytes (tilekit/kernels/matmul/tiles.hpp) so that they stay in L1. (The cap
 // was 256 columns whatever the row class: for one row, 1 KB of sums. 2-core EPYC, f32 1048576x1x1
 // in the benchmark (inputs rotated through 2 x the LLC), ms: 256 columns 0.23-0.41, 4096
 // 0.211-0.218 (the copy of its bytes 0.20-0.22), 64 0.217-0.231; bias+gelu 0.50-0.54 at 256
@@ -148,29 +149,6 @@ int64_t pow2_floor(int64_t v) {
   int64_t p = 1;
   while (p * 2 <= v) p *= 2;
   return p;
-}
-
-template <class... Tiles>
-bool supports(TileList<Tiles...>, const MatmulConfig& c, DType input, Math math) {
-  bool yes = false;
-  auto one = [&](auto tile) {
-    using T = decltype(tile);
-    yes = yes || (c.same_tile(T::config()) && T::runs(input) && (!T::tf32 || math == Math::tf32));
-  };
-  (one(Tiles{}), ...);
-  return yes;
-}
-
-template <class... Tiles>
-std::string names(TileList<Tiles...>, const DType* input = nullptr, Math math = Math::ieee) {
-  std::string s;
-  auto add = [&](const MatmulConfig& c) {
-    const std::string n = c.tile_name();
-    if ((", " + s + ", ").find(", " + n + ", ") != std::string::npos) return;  // tiles of other types, same name
-    if (!input || tile_supports(c, *input, math)) s += (s.empty() ? "" : ", ") + n;
-  };
-  (add(Tiles::config()), ...);
-  return s;
 }
 
 /// The CUDA tensor-core default for an input type, or null where SIMT tiles are the default.
@@ -206,16 +184,6 @@ static int64_t host_l2_bytes() {
   }();
   return bytes;
 }
-
-bool tile_supports(const MatmulConfig& c, DType input, Math math) {
-  return supports(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c, input, math);
-}
-
-template <class... Tiles>
-bool splits_k(TileList<Tiles...>, const MatmulConfig& c) {
-  return ((c.same_tile(Tiles::config()) && TileSplitsK<Tiles>::value) || ...);
-}
-bool tile_splits_k(const MatmulConfig& c) { return splits_k(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, c); }
 
 MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math) {
   for (const auto& row : kDefaults) {
@@ -345,11 +313,6 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
     if (teams(t) >= slots) break;
   }
   return best;
-}
-
-std::string menu_names() { return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}); }
-std::string menu_names(DType input, Math math) {
-  return names(MatmulTiles<Kokkos::DefaultExecutionSpace>{}, &input, math);
 }
 
 }  // namespace tuning

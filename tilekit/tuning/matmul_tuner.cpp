@@ -1,12 +1,13 @@
-#include "tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/matmul_tuner.hpp"
 
-#include "kernels/fill.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_check.hpp"
-#include "kernels/runtime.hpp"
-#include "kernels/timing.hpp"
-#include "tuning/matmul_tiles.hpp"
-#include "tuning/vendor_blas.hpp"
+#include "tilekit/kernels/core/fill.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
+#include "tilekit/kernels/core/timing.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+#include "tilekit/tuning/vendor_blas.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>

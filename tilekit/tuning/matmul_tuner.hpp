@@ -5,11 +5,11 @@
 // behind `--config auto`.
 #pragma once
 
-#include "kernels/epilogue.hpp"
-#include "kernels/matmul_config.hpp"
-#include "kernels/types.hpp"
-#include "tuning/cache.hpp"
-#include "tuning/search.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/types.hpp"
+#include "tilekit/tuning/cache.hpp"
+#include "tilekit/tuning/search.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 

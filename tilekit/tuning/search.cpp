@@ -1,4 +1,4 @@
-#include "tuning/search.hpp"
+#include "tilekit/tuning/search.hpp"
 
 #include <algorithm>
 #include <numeric>

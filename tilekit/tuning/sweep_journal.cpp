@@ -1,4 +1,4 @@
-#include "tuning/sweep_journal.hpp"
+#include "tilekit/tuning/sweep_journal.hpp"
 
 #include <fmt/format.h>
 

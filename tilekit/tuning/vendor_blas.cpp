@@ -1,4 +1,4 @@
-#include "tuning/vendor_blas.hpp"
+#include "tilekit/tuning/vendor_blas.hpp"
 
 #if defined(TILEKIT_HAVE_CBLAS)
 #include <cblas.h>

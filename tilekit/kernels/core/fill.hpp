@@ -2,7 +2,7 @@
 // so every backend produces bit-identical data for the same seed, in parallel, with no state.
 #pragma once
 
-#include "kernels/types.hpp"
+#include "tilekit/kernels/core/types.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,4 +1,4 @@
-#include "kernels/memory.hpp"
+#include "tilekit/kernels/core/memory.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
-#include "kernels/runtime.hpp"
+#include "tilekit/kernels/core/runtime.hpp"
 
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_check.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,5 +1,5 @@
 // Names of elementwise configs: printing and parsing (no Kokkos; fuzzed by fuzz/elementwise_config.cpp).
-#include "kernels/elementwise_config.hpp"
+#include "tilekit/kernels/elementwise/config.hpp"
 
 #include <fmt/format.h>
 

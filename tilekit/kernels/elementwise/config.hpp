@@ -7,6 +7,15 @@
 
 namespace tilekit {
 
+/// Bytes per vector access: 16 (128-bit) is the widest load/store CUDA and HIP have per thread,
+/// and an SSE register on x86. Compiled in (it sizes the vector type); the only value configs may
+/// name, so that each op and type is compiled once per variant.
+constexpr int kElementwiseVectorBytes = 16;
+
+/// tiled: rows whose vectors a thread loads before it stores any (bytes in flight per thread =
+/// operands x this x 16). Compiled in: the loads go to registers, so the count must be a constant.
+constexpr int kElementwiseRowsInFlight = 4;
+
 enum class ElementwiseVariant { naive, vectorized, tiled, automatic };
 
 /// "naive", "vectorized", "tiled", "auto".
@@ -14,7 +23,7 @@ const char* variant_name(ElementwiseVariant v);
 /// Parses a variant name ("auto" for automatic); returns false for an unknown name.
 bool parse_variant(const std::string& s, ElementwiseVariant& out);
 
-/// The plain configuration of one elementwise launch. Values come from tuning/, never from literals
+/// The plain configuration of one elementwise launch. Values come from tilekit/tuning/, never from literals
 /// in the kernels. Fields after vector_bytes apply to the tiled variant only.
 struct ElementwiseConfig {
   ElementwiseVariant variant = ElementwiseVariant::automatic;

@@ -1,5 +1,5 @@
 // The non-template parts of the elementwise API: the op table and the ops' own checks.
-#include "kernels/elementwise.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
 
 #include <fmt/format.h>
 

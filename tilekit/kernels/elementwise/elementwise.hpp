@@ -9,7 +9,7 @@
 //               vectors along the contiguous dimension and each thread covers several rows (the
 //               notebook's thread-value layout); teams may walk the tiles in row order ("remap"),
 //               so that consecutive teams touch contiguous memory
-//   automatic   the backend's best known variant and config (tuning/elementwise_defaults.cpp)
+//   automatic   the backend's best known variant and config (tilekit/tuning/elementwise_defaults.cpp)
 //
 // Types: f64, f32, f16, bf16, i32; all operands of one call have the same type. Each op computes in
 // TypeTraits<T>::compute (float for f16 and bf16) and rounds once to T. Integer arithmetic wraps
@@ -29,14 +29,15 @@
 //
 // Public entry points check shapes, broadcast compatibility, arity, strides, aliasing and the config,
 // and throw InvalidArgument with a message naming the bad value and what is allowed; the kernels
-// (elementwise_impl.hpp) assume valid input. Zero-sized outputs are a valid no-op.
+// (tilekit/kernels/elementwise/launch.hpp) assume valid input. Zero-sized outputs are a valid no-op.
 #pragma once
 
-#include "kernels/common.hpp"
-#include "kernels/elementwise_config.hpp"
-#include "kernels/epilogue.hpp"
-#include "kernels/strided.hpp"
-#include "kernels/types.hpp"
+#include "tilekit/kernels/core/device.hpp"
+#include "tilekit/kernels/core/error.hpp"
+#include "tilekit/kernels/elementwise/config.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
+#include "tilekit/kernels/core/strided.hpp"
+#include "tilekit/kernels/core/types.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -181,7 +182,7 @@ struct Relu {
   template <class C>
   KOKKOS_INLINE_FUNCTION C operator()(C a) const { return a > C(0) ? a : C(0); }
 };
-/// x * sigmoid(x), overflow-free (epilogue.hpp). Floating-point types only.
+/// x * sigmoid(x), overflow-free (tilekit/kernels/matmul/epilogue.hpp). Floating-point types only.
 struct Silu {
   static constexpr int arity = 1;
   static constexpr const char* name = "silu";
@@ -244,7 +245,7 @@ struct ElementwiseProblem {
 };
 
 /// "" if the problem, op and config are valid for this build's backend, else what is wrong.
-/// cfg may be automatic (resolved through tuning/).
+/// cfg may be automatic (resolved through tilekit/tuning/).
 template <class Op, class T, int NIn>
 std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg);
 
@@ -285,7 +286,7 @@ StridedMatrix<typename OutView::value_type> as_output(const OutView& out) {
 /// cfg runs the backend's default (tilekit.hpp's apply without a config also looks up tuned
 /// configs). Shipped ops are instantiated in the library; for your own functor (a static `arity`, a
 /// static `name` and a KOKKOS_INLINE_FUNCTION call operator in the compute type) include
-/// kernels/elementwise_impl.hpp in one translation unit.
+/// tilekit/kernels/elementwise/launch.hpp in one translation unit.
 template <class Op, class T, std::size_t NIn, class Out>
 void apply(const Kokkos::DefaultExecutionSpace& space, const Op& op,
            const std::array<StridedMatrix<const T>, NIn>& inputs, const Out& out, const ElementwiseConfig& cfg) {
@@ -327,7 +328,7 @@ void apply_op(OpKind op, const OpScalars& s, const std::vector<StridedMatrix<con
 }  // namespace tilekit
 
 // ---------------------------------------------------------------------------------------------
-// The instantiations the library holds (kernels/elementwise_inst.cpp.in, one unit per type); other
+// The instantiations the library holds (tilekit/kernels/elementwise/instantiate.cpp.in, one unit per type); other
 // translation units use them instead of instantiating their own.
 // ---------------------------------------------------------------------------------------------
 

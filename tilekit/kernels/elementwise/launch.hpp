@@ -1,6 +1,6 @@
 // tilekit elementwise ops: the kernels, the checks and the launch.
-// Include from the instantiation units (kernels/elementwise_inst.cpp.in), or from one translation
-// unit of yours to instantiate apply() for your own functor; otherwise include elementwise.hpp.
+// Include from the instantiation units (tilekit/kernels/elementwise/instantiate.cpp.in), or from one translation
+// unit of yours to instantiate apply() for your own functor; otherwise include tilekit/kernels/elementwise/elementwise.hpp.
 //
 // Before a launch the problem is normalized: broadcast inputs become M x N with a stride of 0, and a
 // column-major output is transposed together with its inputs, so that the kernels always walk the
@@ -24,9 +24,8 @@
 // SIMD at the CPU's own width; its runs of 4 rows x 1 KiB give the prefetcher a few long streams.
 #pragma once
 
-#include "kernels/elementwise.hpp"
-#include "tuning/elementwise_defaults.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
+#include "tilekit/kernels/core/execution_space.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -203,7 +202,7 @@ struct ElementwiseBody {
   using C = typename TypeTraits<T>::compute;
   using Vec = VecOf<T, VB>;
   static constexpr int W = Vec::width;                        ///< elements per vector
-  static constexpr int B = tuning::kElementwiseRowsInFlight;  ///< rows loaded before any is stored
+  static constexpr int B = kElementwiseRowsInFlight;  ///< rows loaded before any is stored
 
   Op op;
   ElementwiseProblem<T, NIn> p;  ///< normalized
@@ -363,7 +362,7 @@ template <class ExecSpace, class Body>
 struct TiledKernel {
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Index>;
   using member_type = typename policy_type::member_type;
-  static constexpr bool kHost = !tuning::is_gpu_space<ExecSpace>();
+  static constexpr bool kHost = !is_gpu_space<ExecSpace>();
 
   Body b;
   int rows_per_thread = 1, vectors_per_thread = 1, threads_n = 1;
@@ -413,7 +412,7 @@ struct has_check<Op, std::void_t<decltype(std::declval<const Op&>().check(DType:
 template <class Op, class T, int NIn>
 std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg_in) {
   using ES = Kokkos::DefaultExecutionSpace;
-  constexpr bool gpu = tuning::is_gpu_space<ES>();
+  constexpr bool gpu = is_gpu_space<ES>();
   static_assert(NIn == Op::arity, "the number of inputs must be the op's arity");
   static_assert(!op_floating_only<Op>::value || !std::is_integral<typename TypeTraits<T>::compute>::value,
                 "this op needs a floating-point type");
@@ -484,9 +483,9 @@ std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p,
   if (cfg.variant == ElementwiseVariant::automatic)
     return fmt::format("no default elementwise config for backend '{}'", backend);
   if (cfg.variant == ElementwiseVariant::naive) return "";
-  if (cfg.vector_bytes != tuning::kElementwiseVectorBytes)
+  if (cfg.vector_bytes != kElementwiseVectorBytes)
     return fmt::format("config '{}': vector_bytes must be {} (the widest access every backend has; got {})",
-                       cfg.name(), tuning::kElementwiseVectorBytes, cfg.vector_bytes);
+                       cfg.name(), kElementwiseVectorBytes, cfg.vector_bytes);
   if (cfg.variant == ElementwiseVariant::vectorized) return "";
   constexpr int kMaxPerThread = 1 << 16;
   if (cfg.rows_per_thread < 1 || cfg.rows_per_thread > kMaxPerThread)
@@ -500,7 +499,7 @@ std::string check_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p,
   if (cfg.threads_n < 1 || cfg.team_size % cfg.threads_n != 0)
     return fmt::format("config '{}': threads_n must divide team_size (got threads_n {}, team_size {})", cfg.name(),
                        cfg.threads_n, cfg.team_size);
-  using Body = detail::ElementwiseBody<Op, T, NIn, tuning::kElementwiseVectorBytes>;
+  using Body = detail::ElementwiseBody<Op, T, NIn, kElementwiseVectorBytes>;
   using F = detail::TiledKernel<ES, Body>;
   F f;
   typename F::policy_type policy(1, 1, 1);
@@ -521,7 +520,7 @@ template <class Op, class T, int NIn>
 void launch_elementwise(const Op& op, const ElementwiseProblem<T, NIn>& p, const ElementwiseConfig& cfg_in,
                         const Kokkos::DefaultExecutionSpace& space) {
   using ES = Kokkos::DefaultExecutionSpace;
-  constexpr int VB = tuning::kElementwiseVectorBytes;
+  constexpr int VB = kElementwiseVectorBytes;
   using Body = detail::ElementwiseBody<Op, T, NIn, VB>;
   if (p.out.rows == 0 || p.out.cols == 0) return;  // nothing to read or write
 

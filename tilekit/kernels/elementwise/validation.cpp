@@ -1,4 +1,4 @@
-#include "kernels/elementwise_check.hpp"
+#include "tilekit/kernels/elementwise/validation.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -14,7 +14,7 @@ C wrap(U v) {
   return static_cast<C>(v);
 }
 
-// Written apart from the device functors (ops in elementwise.hpp), on purpose; only the rounding to
+// Written apart from the device functors (ops in tilekit/kernels/elementwise/elementwise.hpp), on purpose; only the rounding to
 // T (convert) is shared, and it has tests of its own (test_types.cpp).
 template <class C>
 C ref_apply(OpKind op, const OpScalars& s, const C* x) {

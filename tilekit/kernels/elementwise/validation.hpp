@@ -10,7 +10,7 @@
 // result to land on the other side, 16 u_compute the device's exp and arithmetic).
 #pragma once
 
-#include "kernels/elementwise.hpp"
+#include "tilekit/kernels/elementwise/elementwise.hpp"
 
 #include <cstdint>
 #include <vector>

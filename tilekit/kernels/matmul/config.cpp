@@ -1,4 +1,4 @@
-#include "matmul_config.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
 
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@ std::string MatmulConfig::name() const {
 bool MatmulConfig::parse(const std::string& s, MatmulConfig& out, std::string& why) {
   static const std::regex re(
       R"(bm(\d{1,4})_bn(\d{1,4})_bk(\d{1,4})_tm(\d{1,3})_tn(\d{1,3})(_tc|_wg|_ws)?(?:_s(\d{1,3}))?(?:_g(\d{1,4}))?(?:_t(\d{1,4}))?(?:_v(\d{1,3}))?)");
-  // Thin configs carry no team shape: the kernel derives it (matmul_thin.hpp).
+  // Thin configs carry no team shape: the kernel derives it (tilekit/kernels/matmul/thin.hpp).
   static const std::regex thin_re(R"(thin_l(\d{1,4})_k(\d{1,3}))");
   std::smatch m;
   if (std::regex_match(s, m, thin_re)) {

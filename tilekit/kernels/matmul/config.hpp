@@ -1,6 +1,6 @@
 // The plain configuration of one blocked-matmul launch. The tile part (bm..tn) must be an entry of
-// the backend's compile-time menu (tuning/matmul_tiles.hpp); group_m, team_size and vector_length
-// are run-time choices. Values come from tuning/, never from literals in the kernel.
+// the backend's compile-time menu (tilekit/kernels/matmul/tiles.hpp); group_m, team_size and vector_length
+// are run-time choices. Values come from tilekit/tuning/, never from literals in the kernel.
 #pragma once
 
 #include <string>
@@ -20,8 +20,8 @@ struct MatmulConfig {
   bool wgmma = false;     ///< Hopper warpgroup-MMA tile (also mma): each warpgroup of 4 warps owns tm x tn
   /// warp-specialised warpgroup-MMA tile (also wgmma and mma): one more warpgroup only copies
   bool ws = false;
-  /// Thin kernel (kernels/matmul_thin.hpp) instead of a tile: for M or N up to
-  /// tuning::kThinMaxRows, each team owns thin_cols columns of the long side of C over all of K
+  /// Thin kernel (tilekit/kernels/matmul/thin.hpp) instead of a tile: for M or N up to
+  /// kThinMaxRows, each team owns thin_cols columns of the long side of C over all of K
   /// (bm..tn, group_m, team_size and vector_length unused: the kernel derives its team shape)
   bool thin = false;
   int thin_cols = 0;      ///< thin: columns of the long side of C per team

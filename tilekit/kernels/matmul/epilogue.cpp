@@ -1,4 +1,4 @@
-#include "epilogue.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
 
 namespace tilekit {
 

@@ -53,7 +53,7 @@ namespace detail {
 /// reference at the f64 tolerance). About 25 double operations a value.
 /// History (H100, f64 128x64 tensor-core tile, 1024^3, bias+gelu): ::tanh 0.149-0.150 ms, this
 /// identity with a degree-13 Taylor polynomial, rint, F2I and two Newton steps 0.141-0.144 (perf
-/// notes 28), then run from the stage buffers (matmul_mma_sm80_f64_tf32_i8.hpp); the shift and the
+/// notes 28), then run from the stage buffers (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp); the shift and the
 /// shorter polynomial: perf notes 30.
 /// Where 2^w would overflow (w > 1022: x below about -21) the result is x * 0 (-0: the limit;
 /// the true value is below 1e-300).

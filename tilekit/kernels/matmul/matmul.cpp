@@ -1,6 +1,6 @@
-#include "kernels/matmul.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
 
-#include "kernels/memory.hpp"
+#include "tilekit/kernels/core/memory.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@ const char* supported_type_pairs() {
 }
 
 namespace detail {
-// Declared in kernels/matmul_host_packed.hpp: the packed operands of host matmuls. One buffer per
+// Declared in tilekit/kernels/matmul/host/packed.hpp: the packed operands of host matmuls. One buffer per
 // calling thread (concurrent callers never share one), grown by at least half its size, freed at
 // thread exit.
 void* host_pack_workspace(std::size_t bytes) {

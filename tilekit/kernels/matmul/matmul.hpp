@@ -1,6 +1,6 @@
 // tilekit blocked matmul: public API.
 //
-//   C = alpha * op(A) * op(B) + beta * C, then the fused epilogue (bias, activation; epilogue.hpp)
+//   C = alpha * op(A) * op(B) + beta * C, then the fused epilogue (bias, activation; tilekit/kernels/matmul/epilogue.hpp)
 //
 // Types (input -> accumulation -> output): f64->f64->f64, f32->f32->f32, f16->f32->{f16,f32},
 // bf16->f32->{bf16,f32}, i8->i32->i32. Any layout or stride: every operand is read through a
@@ -8,17 +8,18 @@
 // one kernel. Everything runs on Kokkos::DefaultExecutionSpace (one backend per build), on the
 // instance given (default: the space's default instance).
 //
-// The library API with automatic configs (tilekit::gemm) is include/tilekit.hpp.
+// The library API with automatic configs (tilekit::gemm) is tilekit/tilekit.hpp.
 //
 // Public entry points check shapes, strides, types and the config and throw InvalidArgument with a
 // message naming the bad value and what is allowed; the kernels assume valid input.
 #pragma once
 
-#include "kernels/common.hpp"
-#include "kernels/epilogue.hpp"
-#include "kernels/matmul_config.hpp"
-#include "kernels/strided.hpp"
-#include "kernels/types.hpp"
+#include "tilekit/kernels/core/device.hpp"
+#include "tilekit/kernels/core/error.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/strided.hpp"
+#include "tilekit/kernels/core/types.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -42,7 +43,7 @@ struct MatmulProblem {
   compute beta = compute(0);
   const compute* bias = nullptr;  ///< N values (one per column of C) or null
   Activation act = Activation::none;
-  /// f32 inputs only: Math::tf32 lets TF32 tensor-core tiles run the product (types.hpp, Math);
+  /// f32 inputs only: Math::tf32 lets TF32 tensor-core tiles run the product (tilekit/kernels/core/types.hpp, Math);
   /// every other tile computes in IEEE f32 either way.
   Math math = Math::ieee;
 };
@@ -79,23 +80,53 @@ template <class TIn, class TOut>
 std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg);
 
 /// Team scratch bytes the config needs for this type, at the level the kernel stages in on this
-/// backend (level 0 on GPUs, level 1 on host backends: matmul_impl.hpp); team_scratch_limit()
-/// (common.hpp) is that level's limit.
+/// backend (level 0 on GPUs, level 1 on host backends: tilekit/kernels/matmul/dispatch.hpp); team_scratch_limit()
+/// (tilekit/kernels/core/device.hpp) is that level's limit.
 template <class TIn, class TOut>
 std::size_t matmul_scratch_bytes(const MatmulConfig& cfg);
 
+/// Overrides of the Hopper warp-specialised kernel's launch rules (tiles.hpp: kWsDriftBound,
+/// kWsMulticast; gpu/wgmma_ws_sm90.hpp), for tests and for comparing variants in one build. The
+/// defaults keep the rules; other kernels ignore them.
+struct MatmulLaunchOptions {
+  int ws_team_cap = 0;                ///< at most this many persistent teams (0: as many as fit)
+  bool ws_one_team_per_tile = false;  ///< one team per tile instead of a persistent grid
+  bool ws_cp_async_loads = false;     ///< f16/bf16: the cp.async producer even where TMA applies
+  /// The drift bound with these chunk and slack sizes and this wait limit at any K, in place of
+  /// kWsDriftBound (where the loads go through TMA).
+  bool ws_drift_forced = false;
+  int ws_drift_chunk_steps = 0;
+  int ws_drift_slack_steps = 0;
+  long long ws_drift_wait_limit_ns = 0;
+  bool ws_drift_off = false;          ///< no drift bound at any K
+  int ws_multicast_min_k_steps = -1;  ///< two-team clusters from this many K steps a tile (-1: the rule's)
+  bool ws_multicast_off = false;      ///< never two-team clusters
+};
+
+/// What a launch ran: the kernel path, and for the warp-specialised kernel how it loaded its
+/// operands ("tma", "tma (packed)", "cp.async: <why not TMA>"), its drift bound ("" where off) and
+/// its clusters ("clusters of 2 teams, B multicast" or "off: <why>"; "" for tiles without them).
+struct MatmulLaunchReport {
+  std::string kernel;
+  std::string ws_loads;
+  std::string ws_drift_bound;
+  std::string ws_multicast;
+};
+
 /// Launches on `space` without checking (call check_matmul first, or use matmul()). Asynchronous.
 template <class TIn, class TOut>
-void launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
-                   const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace());
+MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
+                                 const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace(),
+                                 const MatmulLaunchOptions& options = MatmulLaunchOptions());
 
 /// Checks, then launches on `space`; throws InvalidArgument on invalid input.
 template <class TIn, class TOut>
-void run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
-                const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace()) {
+MatmulLaunchReport run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
+                              const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace(),
+                              const MatmulLaunchOptions& options = MatmulLaunchOptions()) {
   const std::string why = check_matmul(p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
-  launch_matmul(p, cfg, space);
+  return launch_matmul(p, cfg, space, options);
 }
 
 /// A rank-2 Kokkos view as a strided matrix, transposed when op == T.

@@ -1,9 +1,9 @@
-// Team-level helpers shared by the SIMT (matmul_impl.hpp), host packed (matmul_host_packed.hpp)
-// and tensor-core (matmul_mma_sm80.hpp, ...) matmul kernels.
+// Team-level helpers shared by the SIMT (tilekit/kernels/matmul/dispatch.hpp), host packed (tilekit/kernels/matmul/host/packed.hpp)
+// and tensor-core (tilekit/kernels/matmul/gpu/mma_sm80.hpp, ...) matmul kernels.
 #pragma once
 
-#include "kernels/epilogue.hpp"
-#include "kernels/matmul.hpp"
+#include "tilekit/kernels/matmul/epilogue.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,8 +1,8 @@
 // tilekit thin matmul: C = alpha op(A) op(B) + beta C (+ bias, activation) when M or N is at most
-// tuning::kThinMaxRows: matrix-vector products (M = 1 or N = 1), batch-1..16 inference layers, any
+// kThinMaxRows: matrix-vector products (M = 1 or N = 1), batch-1..16 inference layers, any
 // product whose output is a few rows or columns. A blocked tile would compute (and on CPUs stage)
 // BM rows for each one that exists; here the cost follows M N K and the big operand is read once.
-// Include only from the instantiation units, through matmul_impl.hpp.
+// Include only from the instantiation units, through tilekit/kernels/matmul/dispatch.hpp.
 //
 // The product is read as Y (R x L) = X (R x K) W (K x L), R the thin side:
 //   M <= N: Y = C,   X = op(A),   W = op(B)
@@ -27,11 +27,15 @@
 // dimension of W is contiguous.
 #pragma once
 
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_team.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/team.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+
+#include "tilekit/kernels/core/device.hpp"
 
 #include <Kokkos_Core.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -97,16 +101,16 @@ struct ThinMatmul {
   static constexpr unsigned kThinMaxThreads = 512;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<kThinMaxThreads, 1>>;
   using member_type = typename policy_type::member_type;
-  static constexpr bool kGpu = tuning::is_gpu_space<ExecSpace>();
+  static constexpr bool kGpu = is_gpu_space<ExecSpace>();
   static constexpr int kScratchLevel = kGpu ? 0 : 1;
   // GPU: staged X is k-major, RP values per k. With 16 rows the pitch is padded to 20 so that lanes
   // reading consecutive k (lanes along K) hit distinct banks; rows stay 16-byte aligned.
   static constexpr int RP = RR >= 8 ? RR + 4 : RR;
-  // K values staged per step: GPU, as many as fill tuning::kThinGpuStageElems (a power of two);
-  // host, tuning::kThinHostStageK.
-  static constexpr int kStageK = kGpu ? tuning::thin_gpu_stage_k(RP) : tuning::kThinHostStageK;
+  // K values staged per step: GPU, as many as fill kThinGpuStageElems (a power of two);
+  // host, kThinHostStageK.
+  static constexpr int kStageK = kGpu ? thin_gpu_stage_k(RP) : kThinHostStageK;
   /// GPU: columns per thread (1 on host backends, whose team thread walks the whole block).
-  static constexpr int CPT = kGpu ? tuning::thin_gpu_columns_per_thread(RR, int(sizeof(compute))) : 1;
+  static constexpr int CPT = kGpu ? thin_gpu_columns_per_thread(RR, int(sizeof(compute))) : 1;
   // Host dot form: SIMD lanes of partial sums (one 64-byte vector of the compute type).
   static constexpr int kLanes = 64 / int(sizeof(compute)) > 0 ? 64 / int(sizeof(compute)) : 1;
 
@@ -175,7 +179,7 @@ TILEKIT_THIN_UNROLL
         // U k steps at a time, their U x CPT loads of W issued before the first multiply: U x CPT
         // loads in flight a thread, not CPT (unrolled, the one-step loop below still waited a DRAM
         // latency on every step: its loop exits sat between the steps).
-        constexpr int U = tuning::kThinGpuStepsAhead;
+        constexpr int U = kThinGpuStepsAhead;
         for (; k + (U - 1) * kgroups < kn; k += U * kgroups) {
           compute wv[U][CPT];
 TILEKIT_THIN_UNROLL
@@ -252,8 +256,8 @@ TILEKIT_THIN_UNROLL
                                       bool x_rows_contig) const {
     if (x_rows_contig) {
       // Threads along the rows: value e is row e % RR of k = e / RR (RR is a power of two);
-      // batches of tuning::kThinGpuStageBatch values a thread.
-      constexpr unsigned kBatch = tuning::kThinGpuStageBatch;
+      // batches of kThinGpuStageBatch values a thread.
+      constexpr unsigned kBatch = kThinGpuStageBatch;
       const unsigned total = unsigned(kn) * RR, step = unsigned(nthreads);
       for (unsigned e0 = unsigned(tid); e0 < total; e0 += kBatch * step) {
         compute v[kBatch];
@@ -295,7 +299,7 @@ TILEKIT_THIN_UNROLL
 
   // ---- host --------------------------------------------------------------------------------------
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
-  // Register blocks with GCC vector types (as the host micro-kernel in matmul_impl.hpp: left to the
+  // Register blocks with GCC vector types (as the host micro-kernel in tilekit/kernels/matmul/dispatch.hpp: left to the
   // auto-vectoriser, the per-row loops over a column block paid their loop overhead on every k).
   // Used when W holds the compute type itself (f32, f64); other inputs take the scalar loops.
   static constexpr bool kHostBlocks = std::is_same<TIn, compute>::value;
@@ -475,7 +479,7 @@ TILEKIT_THIN_UNROLL
 
 /// Calls f(std::integral_constant<int, RR>{}) for the smallest row class holding `rows`.
 template <class F, int... R>
-void dispatch_thin_rows(tuning::ThinRowList<R...>, int rows, F&& f) {
+void dispatch_thin_rows(ThinRowList<R...>, int rows, F&& f) {
   bool found = false;
   auto try_one = [&](auto rr) {
     if (!found && rows <= decltype(rr)::value) {
@@ -484,6 +488,93 @@ void dispatch_thin_rows(tuning::ThinRowList<R...>, int rows, F&& f) {
     }
   };
   (try_one(std::integral_constant<int, R>{}), ...);
+}
+
+template <class TIn, class TOut, class F>
+F make_thin_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  F f;
+  f.t = ThinOperands<TIn, TOut>::of(p);
+  f.alpha = p.alpha;
+  f.beta = p.beta;
+  f.bias = p.bias;
+  f.act = p.act;
+  f.cols = cfg.thin_cols;
+  f.kgroups = cfg.thin_kgroups;
+  f.lanes_along_k = f.t.w.rs == 1 && f.t.w.cs != 1;
+  f.vector_length = thin_team_shape(cfg, F::kGpu).vector_length;
+  return f;
+}
+
+/// Calls f(ThinMatmul<...>{} type tag) for the thin kernel that runs problem p (its row class).
+template <class TIn, class TOut, class G>
+void with_thin_kernel(const MatmulProblem<TIn, TOut>& p, G&& g) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  const int64_t rows = std::min(p.M, p.N);
+  dispatch_thin_rows(ThinRowClasses{}, static_cast<int>(std::min<int64_t>(rows, kThinMaxRows)),
+                     [&](auto rr) { g(TypeTag<ThinMatmul<ES, decltype(rr)::value, TIn, TOut>>{}); });
+}
+
+/// The checks of a thin config (check_matmul has checked shapes, strides and types).
+template <class TIn, class TOut>
+std::string check_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  constexpr bool gpu = is_gpu_space<ES>();
+  const std::string backend = backend_name();
+  if (std::min(p.M, p.N) > kThinMaxRows)
+    return fmt::format("config '{}': thin configs run products with M or N at most {} (got M={}, N={}); use "
+                       "a tile config (allowed tiles: {})",
+                       cfg.name(), kThinMaxRows, p.M, p.N, menu_names(TypeTraits<TIn>::dtype));
+  if (cfg.thin_cols < 1 || cfg.thin_cols > 4096 || cfg.thin_kgroups < 1)
+    return fmt::format("config '{}': thin_l<cols>_k<kgroups> needs cols in 1..4096 and kgroups >= 1 (got {}, {})",
+                       cfg.name(), cfg.thin_cols, cfg.thin_kgroups);
+  const int64_t threads = int64_t(cfg.thin_cols) * cfg.thin_kgroups;
+  if (gpu && (threads % 32 != 0 || threads > 1024))
+    return fmt::format("config '{}': on {} a thin team runs cols x kgroups threads, which must be a multiple "
+                       "of 32 and at most 1024 (got {} x {} = {})",
+                       cfg.name(), backend, cfg.thin_cols, cfg.thin_kgroups, threads);
+  if (!gpu && cfg.thin_kgroups != 1)
+    return fmt::format("config '{}': on {} a thin team is one thread, so kgroups must be 1 (got {})", cfg.name(),
+                       backend, cfg.thin_kgroups);
+  const int64_t L = std::max(p.M, p.N);
+  if ((L + cfg.thin_cols - 1) / cfg.thin_cols > int64_t(INT32_MAX))
+    return fmt::format("config '{}': {} columns in blocks of {} need more than 2^31-1 teams", cfg.name(), L,
+                       cfg.thin_cols);
+  std::string why;
+  with_thin_kernel(p, [&](auto tag) {
+    using F = typename decltype(tag)::type;
+    const std::size_t scratch = F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups);
+    why = check_team_scratch(scratch, F::kScratchLevel);
+    if (!why.empty()) {
+      why = fmt::format("config '{}' with {} inputs on {}: {}", cfg.name(), dtype_name(TypeTraits<TIn>::dtype),
+                        backend, why);
+      return;
+    }
+    const ThinTeamShape shape = thin_team_shape(cfg, gpu);
+    const F f = make_thin_functor<TIn, TOut, F>(p, cfg);
+    typename F::policy_type policy(1, 1, shape.vector_length);
+    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(scratch));
+    const int team_max = policy.team_size_max(f, Kokkos::ParallelForTag());
+    if (shape.team_size > team_max)
+      why = fmt::format("config '{}': {} threads per team exceed the {} maximum of {} for this kernel", cfg.name(),
+                        threads, backend, team_max * shape.vector_length);
+  });
+  return why;
+}
+
+template <class TIn, class TOut>
+void launch_thin(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, const Kokkos::DefaultExecutionSpace& space) {
+  with_thin_kernel(p, [&](auto tag) {
+    using F = typename decltype(tag)::type;
+    const F f = make_thin_functor<TIn, TOut, F>(p, cfg);
+    const ThinTeamShape shape = thin_team_shape(cfg, F::kGpu);
+    const int64_t block = int64_t(cfg.thin_cols) * F::CPT;  // columns of Y per team
+    const int league = static_cast<int>((f.t.L + block - 1) / block);
+    typename F::policy_type policy(space, league, shape.team_size, shape.vector_length);
+    policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes(cfg.thin_cols, cfg.thin_kgroups)));
+    Kokkos::parallel_for(fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
+                                     dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name()),
+                         policy, f);
+  });
 }
 
 }  // namespace detail

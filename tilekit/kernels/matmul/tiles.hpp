@@ -4,8 +4,9 @@
 // sm_80 + sm_90), so the menu is kept short: add an entry only when a sweep shows it wins somewhere.
 #pragma once
 
-#include "kernels/matmul_config.hpp"
-#include "kernels/types.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/execution_space.hpp"
+#include "tilekit/kernels/core/types.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -14,10 +15,12 @@
 #include <type_traits>
 
 namespace tilekit {
-namespace tuning {
 
-/// The kernel a menu entry runs (the choice is made in kernels/matmul_impl.hpp, MatmulFunctor).
+/// The kernel a menu entry runs (the choice is made in tilekit/kernels/matmul/dispatch.hpp, MatmulFunctor).
 enum class TileKernel { simt, simt_warp, host_packed, mma_sm80, mma_sm80_f64_tf32_i8, wgmma_sm90, wgmma_ws_sm90 };
+
+/// "simt", "simt warp", "host packed", "mma.sync sm80", ...: the name a launch report gives the kernel.
+const char* tile_kernel_name(TileKernel k);
 
 /// A team computes a BM x BN tile of C, stepping K by BK (A and B tiles of BM x BK and BK x BN are
 /// staged in team scratch); the micro-kernel accumulates a TM x TN block of C in registers.
@@ -46,7 +49,7 @@ struct TileShape {
   }
 };
 
-/// A tile of the warp-tiled SIMT kernel (kernels/matmul_simt_warp.hpp; GPUs; f32 inputs): a team of
+/// A tile of the warp-tiled SIMT kernel (tilekit/kernels/matmul/gpu/simt_warp.hpp; GPUs; f32 inputs): a team of
 /// warps computes a BM x BN tile of C, each warp a WM x WN warp tile whose 32 lanes form an
 /// LANES_M x LANES_N grid; each lane owns TM x TN accumulators in SUB x SUB sub-tiles spread over
 /// the warp tile (conflict-free 16-byte scratch reads). MIN_TEAMS: teams per SM the compiler must
@@ -114,7 +117,7 @@ struct MmaTileShape {
 /// A Hopper warpgroup-MMA tile (sm_90a builds on compute capability 9.0; f16 and bf16 inputs): a
 /// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
-/// WS (warp-specialised, kernels/matmul_wgmma_ws_sm90.hpp): one more warpgroup that only copies.
+/// WS (warp-specialised, tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp): one more warpgroup that only copies.
 /// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
 /// since a K step is one 128-byte swizzle row whatever the element size.
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false>
@@ -145,7 +148,7 @@ struct WgmmaTileShape {
 };
 
 /// How far apart the warp-specialised kernel's persistent teams may drift
-/// (kernels/matmul_wgmma_ws_sm90.hpp, bound_ws_drift). Teams sharing an A panel of C's grouped
+/// (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp, bound_ws_drift). Teams sharing an A panel of C's grouped
 /// order read it from L2 only while they are within ~75 K steps of each other; left free, SMs of
 /// slightly different speed spread them 37-218 steps apart over the waves of a long-K product, and
 /// the panel comes from DRAM again (9728x8192x65536, 128x256: 14-37 GB of DRAM; docs/perf-notes.md
@@ -166,7 +169,7 @@ struct WsDriftBound {
 /// at BK = 64): below that a tile's few waves gain nothing measured.
 constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 
-/// Two-team clusters for the 128x256 warp-specialised tile (kernels/matmul_wgmma_ws_sm90.hpp): the
+/// Two-team clusters for the 128x256 warp-specialised tile (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp): the
 /// teams of a cluster take the two tiles of C stacked in M over the same columns, each loads its own
 /// A and half of B, and TMA multicasts each half into both teams' scratch: a third fewer bytes from
 /// L2 per product (cuBLAS's 192x192 kernel at 9728x8192x65536 runs clusters of 2 the same way; its
@@ -183,7 +186,7 @@ struct WsMulticast {
 constexpr WsMulticast kWsMulticast{256};
 
 /// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
-/// (kernels/matmul_mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
+/// (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with
 /// TF32 math (only when the problem opts in: MatmulProblem::math) and i8 (IMMA); one input type per
 /// tile, since BK counts elements and the best shapes differ. A team of warps computes a BM x BN
 /// tile of C, each warp WM x WN of m16n8 accumulators; STAGES K steps of BK in scratch.
@@ -215,7 +218,7 @@ struct MmaFragTileShape {
   }
 };
 
-/// A tile of the host packed kernel (kernels/matmul_host_packed.hpp; Serial, OpenMP): a team (one
+/// A tile of the host packed kernel (tilekit/kernels/matmul/host/packed.hpp; Serial, OpenMP): a team (one
 /// thread) computes a BM x BN tile of C [BLIS: MC x NC] from operands packed once per call, K in
 /// panels of BK [KC]; the micro-kernel holds TM x TN [MR x NR] accumulators in vector registers.
 /// COMPUTE_BYTES: the size of the compute type the tile is shaped for (4: f32, f16, bf16, i8 with
@@ -258,13 +261,13 @@ using GpuMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>,   // large problem
                                 SimtWarpTileShape<64, 64, 16, 8, 4, 4>>;
 
 /// CUDA adds tensor-core tiles (used for f16 and bf16 inputs; other types take the SIMT tiles), run by
-/// the sm_80+ mma.sync kernel (kernels/matmul_mma_sm80.hpp). 128x128x32 stages 4 K steps (64 KB of
+/// the sm_80+ mma.sync kernel (tilekit/kernels/matmul/gpu/mma_sm80.hpp). 128x128x32 stages 4 K steps (64 KB of
 /// scratch): above the 40 KB unpatched Kokkos 3.4 allows, within the opt-in maximum the project's
 /// Kokkos patch opens (227 KB per block on the H100); the 128x128x16 and 64x64 tiles fit in 40 KB.
 /// Every entry costs compile time (4 layout variants x 4 type pairs x 2 architectures): 128x256,
 /// 256x128 (64x64 warps) and 128x64 mma.sync tiles lost to these at 4096^3 and 8192^3 and were
 /// dropped (docs/perf-notes.md). The warpgroup-MMA tiles
-/// (kernels/matmul_wgmma_sm90.hpp) run only where the build has sm_90a code and the GPU is a
+/// (tilekit/kernels/matmul/gpu/wgmma_sm90.hpp) run only where the build has sm_90a code and the GPU is a
 /// Hopper (warpgroup_mma_available()).
 using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64, 16, 8, 4>,
                                  TileShape<64, 64, 16, 4, 4>, TileShape<32, 32, 32, 2, 2>,
@@ -303,7 +306,7 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 64, 4, 1>,
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 32, 4, 1>>;
 
-/// Host menu (Serial, OpenMP): the packed kernel's tiles (kernels/matmul_host_packed.hpp). The
+/// Host menu (Serial, OpenMP): the packed kernel's tiles (tilekit/kernels/matmul/host/packed.hpp). The
 /// micro-tiles are 12 rows x 2 AVX-512 vectors (24 accumulators: FMA latency x 2 FMA pipes with
 /// room to spare; 8x16 and 4x64 were 15-25% slower in a micro-kernel test on the 2-core EPYC,
 /// docs/perf-notes.md section 9). BK x TN of B (32 KB) stays in L1, BM x BK of A (96-192 KB) in L2;
@@ -314,7 +317,7 @@ using HostMatmulTiles = TileList<HostPackedTileShape<96, 512, 256, 12, 32, 4>,  
                                  HostPackedTileShape<96, 256, 256, 12, 16, 8>,  // default f64
                                  HostPackedTileShape<48, 64, 256, 12, 16, 8>>;  // small problems, f64
 
-/// The thin kernel (kernels/matmul_thin.hpp), for M or N up to kThinMaxRows: the thin side of C
+/// The thin kernel (tilekit/kernels/matmul/thin.hpp), for M or N up to kThinMaxRows: the thin side of C
 /// (its "rows") is held whole in each thread's registers, rounded up to one of kThinRowClasses
 /// (one instantiation per class and type pair: 1 for matrix-vector products, 4, 16).
 constexpr int kThinMaxRows = 16;
@@ -335,7 +338,7 @@ template <int... R>
 struct ThinRowList {};
 using ThinRowClasses = ThinRowList<1, 4, 16>;
 /// The smallest row class holding `rows` (1..kThinMaxRows): the RR the thin kernel is instantiated
-/// with for them (kernels/matmul_thin.hpp, dispatch_thin_rows).
+/// with for them (tilekit/kernels/matmul/thin.hpp, dispatch_thin_rows).
 template <int... R>
 constexpr int64_t thin_row_class(ThinRowList<R...>, int64_t rows) {
   int64_t c = 0;
@@ -383,21 +386,6 @@ constexpr int thin_gpu_columns_per_thread(int rows, int bytes) {
   return bytes > 4 && cpt > 1 ? cpt / 2 : cpt;
 }
 
-/// True for execution spaces whose memory the host cannot read (GPUs).
-template <class ExecSpace>
-constexpr bool is_gpu_space() {
-  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-}
-
-template <class ExecSpace>
-constexpr bool is_cuda_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  return std::is_same<ExecSpace, Kokkos::Cuda>::value;
-#else
-  return false;
-#endif
-}
-
 template <class ExecSpace>
 using MatmulTiles =
     std::conditional_t<is_cuda_space<ExecSpace>(), CudaMatmulTiles,
@@ -416,19 +404,9 @@ struct TileSplitsK<Tile, std::void_t<decltype(Tile::split_k)>> : std::integral_c
 /// True if c's tile part is a menu tile of this build that may split K (on any input type).
 bool tile_splits_k(const MatmulConfig& c);
 
-/// The default configuration for a backend ("serial", "openmp", "cuda", "hip"), input type and math:
-/// on CUDA sm_80+ the tensor-core tile of the type where it has one (f16, bf16, f64, i8; f32 only
-/// with Math::tf32), else the backend's SIMT tile.
-MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math = Math::ieee);
-/// The default for one problem shape: the thin kernel where M or N is at most kThinMaxRows, else the
-/// backend's default tile, or a smaller menu tile where that leaves most of the device idle.
-MatmulConfig default_matmul_config(const std::string& backend, DType input, int64_t M, int64_t N, int64_t K,
-                                   Math math = Math::ieee);
-
 /// The tile names of the menu compiled for the default execution space, comma-separated.
 std::string menu_names();
 /// The same, only the tiles that run `input` with `math` (tile_supports).
 std::string menu_names(DType input, Math math = Math::ieee);
 
-}  // namespace tuning
 }  // namespace tilekit

@@ -1,5 +1,5 @@
 // The only translation unit that instantiates Kokkos Kernels gemm (its ETI is off; see scripts/deps.sh).
-#include "kernels/matmul_check.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 

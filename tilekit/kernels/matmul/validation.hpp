@@ -2,7 +2,7 @@
 // on the default execution space, and the relative-error check with its type-aware tolerance.
 #pragma once
 
-#include "kernels/matmul.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,7 +1,7 @@
 // tilekit blocked matmul, tensor-core path for CUDA sm_80 and newer (Ampere, Hopper): f16 and bf16
 // inputs, f32 accumulation, PTX mma.sync.m16n8k16 fed by ldmatrix from an XOR-swizzled scratch
 // layout and a STAGES-deep cp.async pipeline. Same TeamPolicy structure as the SIMT kernel
-// (matmul_impl.hpp): one team per BM x BN tile of C in grouped order, A and B staged in level-0
+// (tilekit/kernels/matmul/dispatch.hpp): one team per BM x BN tile of C in grouped order, A and B staged in level-0
 // team scratch, every edge masked, the same fused epilogue.
 //
 //   league  : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
@@ -23,9 +23,9 @@
 // registers: alpha, beta (C read only when beta != 0), bias, activation, conversion, masked store.
 #pragma once
 
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_team.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/team.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
 
 #include <Kokkos_Core.hpp>
 

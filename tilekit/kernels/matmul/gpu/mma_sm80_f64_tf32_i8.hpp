@@ -31,7 +31,7 @@
 // same block as four m8n8k4 f64 MMAs (two K halves x two M halves), with the same fragments.
 #pragma once
 
-#include "kernels/matmul_mma_sm80.hpp"
+#include "tilekit/kernels/matmul/gpu/mma_sm80.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,5 +1,5 @@
 // tilekit portable SIMT matmul with warp tiling (GPUs: CUDA and HIP; IEEE arithmetic on the FMA
-// units, no tensor cores, no inline assembly). Include only from kernels/matmul_impl.hpp.
+// units, no tensor cores, no inline assembly). Include only from tilekit/kernels/matmul/dispatch.hpp.
 //
 // Loop nest, outermost first:
 //   league : one team per BM x BN tile of C, in grouped order (GROUP_M tile-rows per group)
@@ -13,7 +13,7 @@
 //
 // Why the lane grid: at one k, the 8 lanes along M read 8 consecutive 16-byte runs of As (128
 // bytes, every bank once) and the 4 lanes along N share theirs (broadcast), so no scratch read of
-// the micro-kernel conflicts (the kernel of matmul_impl.hpp gives each thread one 8x8 block: its A
+// the micro-kernel conflicts (the kernel of tilekit/kernels/matmul/dispatch.hpp gives each thread one 8x8 block: its A
 // reads were 32 bytes apart and conflicted). 4 scratch reads of 16 bytes feed 64 FMAs (8x8).
 //
 // Global loads: each thread loads the same number of A and B elements per step, in vectors of up to
@@ -30,9 +30,10 @@
 // for the next launch, and runs the epilogue. No second kernel, no atomics on C.
 #pragma once
 
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_team.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/team.hpp"
+#include "tilekit/kernels/core/workspace.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -48,7 +49,7 @@ struct SimtWarpMatmul {
   using compute = typename TypeTraits<TIn>::compute;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
   using member_type = typename policy_type::member_type;
-  static_assert(tuning::is_gpu_space<ExecSpace>(), "the warp-tiled SIMT kernel runs on GPUs");
+  static_assert(is_gpu_space<ExecSpace>(), "the warp-tiled SIMT kernel runs on GPUs");
 
   static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
   static constexpr int LANES_M = Tile::LANES_M, LANES_N = Tile::LANES_N, SUB = Tile::SUB;
@@ -551,7 +552,7 @@ struct SimtWarpMatmul {
     }
   }
 
-  // Epilogue, one 4x4 sub-tile at a time from the registers (matmul_team.hpp): 16-byte accesses of
+  // Epilogue, one 4x4 sub-tile at a time from the registers (tilekit/kernels/matmul/team.hpp): 16-byte accesses of
   // C inside it where C is contiguous along one side (a sub-tile's 4 rows or 4 columns are one
   // aligned vector), element by element with masks on its edges and for other strides.
   template <bool kActivate>

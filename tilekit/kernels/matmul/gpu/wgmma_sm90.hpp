@@ -25,7 +25,7 @@
 // block): alpha, beta (C read only when beta != 0), bias, activation, conversion, masked store.
 #pragma once
 
-#include "kernels/matmul_mma_sm80.hpp"
+#include "tilekit/kernels/matmul/gpu/mma_sm80.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -41,7 +41,7 @@ namespace tilekit {
 namespace detail {
 
 #if defined(TILEKIT_SM90A_DEVICE)
-#include "kernels/matmul_wgmma_calls.inc"
+#include "tilekit/kernels/matmul/gpu/wgmma_sm90_calls.inc"
 
 /// A wgmma shared-memory matrix descriptor with 128-byte swizzling: start address, leading and
 /// stride byte offsets (all in 16-byte units), swizzle mode 1 (128 B) in bits 62-63.

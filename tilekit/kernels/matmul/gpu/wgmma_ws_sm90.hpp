@@ -1,6 +1,6 @@
 // tilekit blocked matmul, Hopper warpgroup-MMA path with warp specialisation (sm_90a: H100, H200):
 // f16 and bf16 inputs, and f32 inputs with TF32 math (the opt-in), f32 accumulation. One producer warpgroup only copies (cp.async into the
-// 128-byte-swizzled stage buffers of matmul_wgmma_sm90.hpp), BM / 64 consumer warpgroups only
+// 128-byte-swizzled stage buffers of tilekit/kernels/matmul/gpu/wgmma_sm90.hpp), BM / 64 consumer warpgroups only
 // multiply (wgmma.mma_async straight from scratch) and write C; the two sides meet at shared-memory
 // barriers (mbarrier) per stage instead of a team barrier per K step, so a consumer never waits for
 // copies it does not need yet and the producer runs up to STAGES steps ahead. A TeamPolicy as the
@@ -30,7 +30,7 @@
 // are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
 // mma.sync TF32 tile rounds to nearest instead).
 //
-// The drift bound (TMA producers, K of at least tuning::kWsDriftBound.min_k_steps steps): SMs of
+// The drift bound (TMA producers, K of at least kWsDriftBound.min_k_steps steps): SMs of
 // slightly different speed spread a persistent grid's teams apart wave after wave, until teams
 // sharing an A panel read it from DRAM again (perf notes 39). Each producer counts the chunks of
 // drift_chunk_steps steps it starts in drift_count[chunk] (global memory, one atomic add a chunk)
@@ -46,7 +46,9 @@
 // latency (a lag of one step kept the producer about one step ahead).
 #pragma once
 
-#include "kernels/matmul_wgmma_sm90.hpp"
+#include "tilekit/kernels/core/workspace.hpp"
+#include "tilekit/kernels/matmul/gpu/tma.hpp"
+#include "tilekit/kernels/matmul/gpu/wgmma_sm90.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -160,7 +162,7 @@ __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 /// ACT: the activation the consumers' epilogue is compiled for (an int of Activation; the launch
 /// instantiates one kernel per activation, with_ws_activation), or kActivationAtRunTime (one kernel
 /// with every activation's epilogue behind a switch). CLUSTER: 1, or 2 for two-team clusters that share
-/// B through TMA multicast (tuning::WsMulticast; launch_wgmma_ws sets the kernel's cluster size).
+/// B through TMA multicast (WsMulticast; launch_wgmma_ws sets the kernel's cluster size).
 template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime, int CLUSTER = 1>
 struct Sm90WgmmaWsMatmul {
   using compute = float;
@@ -569,16 +571,16 @@ void pack_k_major(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t 
 /// Sets the drift-bound fields of f (a launch of `league` teams over `tiles` tiles, TMA loads) and
 /// takes its counters from the split-K workspace (zero on entry). Returns their bytes, which the
 /// caller zeroes again in `stream` behind the kernel before releasing the workspace; 0: no bound
-/// (too few K steps, no chunk that would ever wait, TILEKIT_WS_DRIFT=0, no workspace).
+/// (too few K steps, no chunk that would ever wait, turned off in `options`, no workspace). What it
+/// applied goes to report.ws_drift_bound.
 template <class F>
-std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream) {
-  const WsDriftOverride o = ws_drift_override();
-  tuning::WsDriftBound b = tuning::kWsDriftBound;
-  const int env_slack = ws_drift_slack_from_env();
-  if (env_slack > 0) b.slack_steps = env_slack, b.chunk_steps = std::min(b.chunk_steps, env_slack);
-  if (o.active) b = {o.chunk_steps, o.slack_steps, 0, o.wait_limit_ns};
+std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream, const MatmulLaunchOptions& options,
+                           MatmulLaunchReport& report) {
+  WsDriftBound b = kWsDriftBound;
+  if (options.ws_drift_forced)
+    b = {options.ws_drift_chunk_steps, options.ws_drift_slack_steps, 0, options.ws_drift_wait_limit_ns};
   const int64_t ktiles = (f.p.K + F::BK - 1) / F::BK;
-  if (env_slack == 0 || b.chunk_steps < 1 || ktiles < std::max<int64_t>(1, b.min_k_steps)) return 0;
+  if (options.ws_drift_off || b.chunk_steps < 1 || ktiles < std::max<int64_t>(1, b.min_k_steps)) return 0;
   // Chunks every team starts: those within the tiles every team has (tiles / league of them).
   // Counted up to 2^24 (64 MB of counters); later chunks run free.
   const int64_t chunks = std::min<int64_t>(int64_t(tiles / league) * ktiles / b.chunk_steps, int64_t(1) << 24);
@@ -594,10 +596,10 @@ std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream) {
   f.drift_teams = league;
   f.drift_chunks = int(chunks);
   f.drift_wait_limit_ns = b.wait_limit_ns;
-  set_last_ws_drift_bound("chunks of " + std::to_string(b.chunk_steps) + " K steps, slack " +
+  report.ws_drift_bound = "chunks of " + std::to_string(b.chunk_steps) + " K steps, slack " +
                           std::to_string(slack_chunks * b.chunk_steps) + " steps, " + std::to_string(chunks) +
                           " chunks counted, " + std::to_string(league) + " teams, waits up to " +
-                          std::to_string(b.wait_limit_ns) + " ns");
+                          std::to_string(b.wait_limit_ns) + " ns";
   return bytes;
 }
 
@@ -641,11 +643,11 @@ std::string require_cluster_of_two() {
 
 /// Launches f as a persistent grid of `league` teams, with the tensor maps in `maps` where `why`
 /// is empty (else the cp.async producer), the drift bound where it applies, and what it did recorded
-/// for last_ws_loads / last_ws_drift_bound. Releases the packing workspace where `packed`.
+/// in `report`. Releases the packing workspace where `packed`.
 template <class F>
 void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& label,
                   const Kokkos::DefaultExecutionSpace& space, const unsigned char* maps, const std::string& why_not_tma,
-                  bool packed) {
+                  bool packed, const MatmulLaunchOptions& options, MatmulLaunchReport& report) {
   typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -660,9 +662,9 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
     if (packed) release_pack_workspace(stream);
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
-  set_last_ws_loads(why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why);
-  set_last_ws_drift_bound("");
-  const std::size_t drift_bytes = why.empty() ? bound_ws_drift(f, league, f.tiles_m * f.tiles_n, stream) : 0;
+  report.ws_loads = why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why;
+  const std::size_t drift_bytes =
+      why.empty() ? bound_ws_drift(f, league, f.tiles_m * f.tiles_n, stream, options, report) : 0;
   Kokkos::parallel_for(label, policy, f);
   release_tensor_map_slot(slot, stream);
   if (drift_bytes > 0) {  // the counters back to zero for the workspace's next user
@@ -676,7 +678,7 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
   }
   if (packed) release_pack_workspace(stream);
 #else
-  (void)maps, (void)why_not_tma, (void)packed;
+  (void)maps, (void)why_not_tma, (void)packed, (void)options, (void)report;
   Kokkos::parallel_for(label, policy, f);
 #endif
 }
@@ -691,18 +693,19 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
 /// The tensor maps are copied in stream order into a slot of device memory kept for them
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address. The 128x256 tile runs as two-team clusters
-/// that share B (tuning::kWsMulticast) where its loads go through TMA, its tiles have enough K steps
-/// and its tile rows pair up.
+/// that share B (kWsMulticast) where its loads go through TMA, its tiles have enough K steps
+/// and its tile rows pair up. `options` may override these rules; `report` says what ran.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
-                     const Kokkos::DefaultExecutionSpace& space) {
+                     const Kokkos::DefaultExecutionSpace& space, const MatmulLaunchOptions& options,
+                     MatmulLaunchReport& report) {
   const int tiles = f.tiles_m * f.tiles_n;
   int league = tiles;
-  if (!ws_persistent_disabled_by_env() && !ws_drift_override().one_team_a_tile) {
+  if (!options.ws_one_team_per_tile) {
     const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
-  if (ws_team_cap() > 0) league = std::max(1, std::min(league, ws_team_cap()));
+  if (options.ws_team_cap > 0) league = std::max(1, std::min(league, options.ws_team_cap));
   alignas(64) unsigned char maps[256] = {};
   std::string why;
   bool packed = false;  // TF32: the packing workspace is held until the kernel is launched
@@ -740,7 +743,7 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   } else {
     const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
     const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
-    why = ws_tma_disabled_by_env() ? "TILEKIT_WS_LOADS=cp.async" : unit ? "" : "an operand without a unit stride";
+    why = options.ws_cp_async_loads ? "cp.async loads asked for" : unit ? "" : "an operand without a unit stride";
     if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
       why = a_k ? encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E)
                 : encode_tma_2d(maps, p.a.data, p.M, p.K, p.a.cs, 64, E);
@@ -748,13 +751,12 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       why = b_n ? encode_tma_2d(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64, E)
                 : encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
   }
-  set_last_ws_multicast("");
   if constexpr (F::kClusterCapable) {
     // Two-team clusters: each team multicasts half of B, so B's K-major boxes are BN / 2 rows.
     const int64_t ktiles = (p.K + F::BK - 1) / F::BK;
-    const int min_override = ws_multicast_min_k_steps_override();
-    const int64_t min_k = min_override >= 0 ? min_override : tuning::kWsMulticast.min_k_steps;
-    std::string off = ws_multicast_disabled_by_env() ? "TILEKIT_WS_MULTICAST=0"
+    const int64_t min_k =
+        options.ws_multicast_min_k_steps >= 0 ? options.ws_multicast_min_k_steps : kWsMulticast.min_k_steps;
+    std::string off = options.ws_multicast_off ? std::string("clusters turned off")
                       : !why.empty()                 ? "cp.async loads"
                       : ktiles < std::max<int64_t>(1, min_k)
                           ? std::to_string(ktiles) + " K steps a tile, under " + std::to_string(min_k)
@@ -773,14 +775,14 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       fc.p = f.p, fc.group_m = f.group_m, fc.tiles_m = f.tiles_m, fc.tiles_n = f.tiles_n;
       fc.vector_length = f.vector_length;
       const int clustered = 2 * std::min(tiles / 2, league / 2);
-      set_last_ws_multicast("clusters of 2 teams, B multicast");
-      run_wgmma_ws(fc, clustered, cfg, label, space, maps, why, packed);
+      report.ws_multicast = "clusters of 2 teams, B multicast";
+      run_wgmma_ws(fc, clustered, cfg, label, space, maps, why, packed, options, report);
       return;
     }
-    set_last_ws_multicast("off: " + off);
+    report.ws_multicast = "off: " + off;
   }
 #endif
-  run_wgmma_ws(f, league, cfg, label, space, maps, why, packed);
+  run_wgmma_ws(f, league, cfg, label, space, maps, why, packed, options, report);
 }
 
 }  // namespace detail

@@ -1,6 +1,6 @@
 // Host (Serial, OpenMP) matmul in BLIS's loop structure: packed operands and a register micro-kernel
-// sized to the vector register file. Compiled into the host menu only (tuning/matmul_tiles.hpp,
-// HostPackedTileShape); the choice of this kernel is made in MatmulFunctor (matmul_impl.hpp).
+// sized to the vector register file. Compiled into the host menu only (tilekit/kernels/matmul/tiles.hpp,
+// HostPackedTileShape); the choice of this kernel is made in MatmulFunctor (tilekit/kernels/matmul/dispatch.hpp).
 //
 // Loop nest, outermost first (BLIS names in brackets):
 //   pack    : two labelled parallel_for passes copy op(A) and op(B) once into a workspace, converted
@@ -17,16 +17,16 @@
 //   k       : the micro-kernel: MR x NR accumulators in vector registers, one rank-1 update per k
 //             (NR / W vector loads of B, MR broadcasts of A, MR x NR / W vector FMAs).
 // The epilogue (alpha/beta, bias, activation) is applied to the micro-tile in registers after the
-// last panel, before it is stored (matmul_team.hpp, store_micro_tile_host).
+// last panel, before it is stored (tilekit/kernels/matmul/team.hpp, store_micro_tile_host).
 //
-// Why not the SIMT kernel's staging (matmul_impl.hpp, host branch): there every team re-staged its
+// Why not the SIMT kernel's staging (tilekit/kernels/matmul/dispatch.hpp, host branch): there every team re-staged its
 // A and B tiles per K step (B once per tile row of C), and its 8x16 micro-tile held 8 accumulators,
 // no more than the FMA latency x throughput of this CPU: docs/perf-notes.md section 9.
 #pragma once
 
-#include "kernels/matmul.hpp"
-#include "kernels/matmul_team.hpp"
-#include "tuning/matmul_tiles.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/team.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -45,7 +45,7 @@ namespace detail {
 
 /// A host buffer of at least `bytes` bytes, 64-byte aligned, owned by the calling thread and reused
 /// by its later calls (grown, never shrunk, freed at thread exit): the packed operands of host
-/// matmuls (kernels/memory.cpp). Throws InsufficientMemory when the allocation fails.
+/// matmuls (tilekit/kernels/core/memory.cpp). Throws InsufficientMemory when the allocation fails.
 void* host_pack_workspace(std::size_t bytes);
 
 /// The packed layout of one operand: `slivers` slivers of `width` (MR or NR) lanes, over K in panels
