@@ -21,7 +21,7 @@
 #      master inherit that one core (OpenBLAS fell from 140 to 72 GFLOP/s so); OMP_WAIT_POLICY=passive
 #      so that Kokkos' threads, running the separate activation pass, sleep instead of spinning
 #      against OpenBLAS's threads between calls.
-# Both use the same inputs: the same generator and seeds (kernels/fill.hpp).
+# Both use the same inputs: the same generator and seeds (tilekit/kernels/core/fill.hpp).
 # The cores are shared with other users, whose work only ever slows a run down. So each process runs
 # BENCH_PASSES times (default 2) and every benchmark keeps its fastest pass (each pass's figure is the
 # median of its iterations); then benchmarks that other processes visibly disturbed (other_cpu_pct >

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE, from the repository root, with the CUDA benchmark binary in
-# $TILEKIT_BENCH_BIN or $TILEKIT_BIN (default build/cuda, built there by scripts/gpu-build.sh, else
-# .carry/cuda, made on the build machine by scripts/bench-gpu-prepare.sh). In one invocation:
+# $TILEKIT_BENCH_BIN or $TILEKIT_BIN (default build/cuda, built there by scripts/dev/gpu-build.sh, else
+# .carry/cuda, made on the build machine by scripts/dev/bench-gpu-prepare.sh). In one invocation:
 #   1. builds the cuBLAS baseline (bench/cublas_baseline.cu) with this machine's own nvcc,
 #   2. runs it, then tilekit_bench_matmul (tilekit + Kokkos Kernels), on the same shapes and types,
 #   3. writes to $OUT (at most 8 files): matmul_cuda_cublas.json, matmul_cuda_tilekit.json,
@@ -9,7 +9,7 @@
 # It keeps within TILEKIT_BENCH_BUDGET_S seconds (default 540, under the device tool's 600 s limit):
 # each program skips, with the reason in its JSON, any benchmark whose series' rate on the previous
 # shape says it would end past its deadline (e.g. tilekit or Kokkos Kernels at 9728x8192x65536).
-# Back on the build machine: scripts/bench-gpu-report.sh <folder with the returned files>.
+# Back on the build machine: scripts/dev/bench-gpu-report.sh <folder with the returned files>.
 #
 # Environment: TILEKIT_BENCH_SHAPES (default 128:4096:128,8192,9728x8192x65536@f16),
 # TILEKIT_BENCH_DTYPES (default f32,f64,f16), TILEKIT_BENCH_BUDGET_S (default 540).
@@ -25,7 +25,7 @@ unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES  # passed as flags, so the JSON 
 # Repetitions: timed iterations = 500 GFLOP / (2MNK), clamped to [5, 100], after 2 warm-ups.
 warmup=2 min_reps=5 max_reps=100 rep_work=500
 
-[ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/gpu-build.sh there, or scripts/bench-gpu-prepare.sh here and carry .carry/cuda)"; exit 1; }
+[ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/dev/gpu-build.sh there, or scripts/dev/bench-gpu-prepare.sh here and carry .carry/cuda)"; exit 1; }
 rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "$bin/bench/gen/git_revision.cpp" 2>/dev/null || echo unknown)
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The CPU tuning sweeps whose cache is shipped in tuning/results (OpenMP backend, this machine).
+# The CPU tuning sweeps whose cache is shipped in tilekit/tuning/results (OpenMP backend, this machine).
 # Run on IDLE cores: any other process (a build, a test run) stalls OpenMP teams and ruins the
 # timings. About 27 minutes (1600 s) on 2 idle EPYC cores.
 #
 #   scripts/tune-cpu.sh [OUT]   cache -> OUT/cache/*.json, reports -> OUT/reports (default /tmp/tilekit-tune-cpu)
 #
-# Then copy OUT/cache/openmp__*.json into tuning/results/ and rebuild: `--config auto` uses it.
+# Then copy OUT/cache/openmp__*.json into tilekit/tuning/results/ and rebuild: `--config auto` uses it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${TILEKIT_BIN:-build/openmp}

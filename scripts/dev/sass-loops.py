@@ -4,7 +4,7 @@ instruction mix, and for loops of FFMAs how many FFMAs read two non-reuse-cached
 the same number parity (a register-bank conflict if the banks are two, by register number mod 2, as
 measured on Volta; perf notes 22 counts the SIMT micro-kernel with it).
 
-usage: scripts/sass-loops.py KERNEL.sass [MIN_LOOP_INSTRUCTIONS]   (default 20)
+usage: scripts/dev/sass-loops.py KERNEL.sass [MIN_LOOP_INSTRUCTIONS]   (default 20)
 """
 import collections
 import re

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Runs HERE (the CPU build machine), for carrying a benchmark binary to the GPU machine instead of
-# building it there (scripts/gpu-build.sh, the faster way for the cuda preset): builds the preset's
+# building it there (scripts/dev/gpu-build.sh, the faster way for the cuda preset): builds the preset's
 # benchmark binary and copies it, with the shared libraries the GPU machine may lack, into
 # .carry/<preset> (ignored by git; name it in the device tool's carry list):
 #   tilekit_bench_matmul      the CUDA build, $ORIGIN rpath
 #   libcudart.so.*            the CUDA runtime it links (cuda11: Debian's 11.8, which the GPU machine lacks)
 #   libbenchmark.so.1debian   Google Benchmark 1.7.1 (Debian ships it as a shared library only)
 #
-#   scripts/bench-gpu-prepare.sh [cuda|cuda11]      (default cuda11)
+#   scripts/dev/bench-gpu-prepare.sh [cuda|cuda11]      (default cuda11)
 # Then, on the GPU machine: TILEKIT_BENCH_BIN=.carry/<preset> scripts/bench-gpu.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 preset=${1:-cuda11}
 case $preset in cuda|cuda11) ;; *) echo "bench-gpu-prepare: preset must be cuda or cuda11 (got '$preset')" >&2; exit 2 ;; esac
 prefix=$(scripts/deps.sh "$preset" | tail -n 1)

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE (nvcc 13, 16 cores, no apt, nothing to fetch), from the repository root,
-# with .carry/gpu-build made here by scripts/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
+# with .carry/gpu-build made here by scripts/dev/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
 # (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
 #
-#   scripts/gpu-build.sh [build|test|sanitize] [--mpi]   (default build; test = ./tk test --preset cuda;
-#                                                       sanitize = test, then scripts/gpu-sanitize.sh
+#   scripts/dev/gpu-build.sh [build|test|sanitize] [--mpi]   (default build; test = ./tk test --preset cuda;
+#                                                       sanitize = test, then scripts/dev/gpu-sanitize.sh
 #                                                       in the same call, logs in $OUT/sanitize)
 #
 # --mpi: the cuda-mpi preset (build/cuda-mpi), against the OpenMPI carried in .carry/gpu-build/mpi-debs,
 # unpacked into /tmp/tilekit-mpi and used relocated (OPAL_PREFIX). To run mpirun afterwards in the
-# same shell, `source scripts/gpu-mpi-env.sh` (gpu-mpi-sweep.sh does).
+# same shell, `source scripts/dev/gpu-mpi-env.sh` (gpu-mpi-sweep.sh does).
 # Prints how long each part took. Everything lands under /tmp (TILEKIT_CACHE) and build/cuda[-mpi].
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=build
 mpi=()
 for a in "$@"; do
   case $a in --mpi) mpi=(--mpi) ;; build|test|sanitize) what=$a ;; *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;; esac
 done
 carry=.carry/gpu-build
-[ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
+[ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/dev/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
 t0=$SECONDS
 # CMake 4 there refuses packages that still declare policies older than 3.5.
 export CMAKE_POLICY_VERSION_MINIMUM=3.5
@@ -32,8 +32,8 @@ export TILEKIT_KOKKOS_SRC="$TILEKIT_CACHE/src-carried"
 export CMAKE_PREFIX_PATH="$sys/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$sys/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ ${#mpi[@]} -gt 0 ]; then
-  [ -d "$carry/mpi-debs" ] || { echo "gpu-build: no $carry/mpi-debs (re-run scripts/gpu-pack.sh)" >&2; exit 1; }
-  source scripts/gpu-mpi-env.sh
+  [ -d "$carry/mpi-debs" ] || { echo "gpu-build: no $carry/mpi-debs (re-run scripts/dev/gpu-pack.sh)" >&2; exit 1; }
+  source scripts/dev/gpu-mpi-env.sh
 fi
 echo "== unpacked in $((SECONDS - t0)) s"
 scripts/deps.sh cuda
@@ -48,6 +48,6 @@ if [ "$what" = test ] || [ "$what" = sanitize ]; then
 fi
 if [ "$what" = sanitize ]; then
   t3=$SECONDS
-  TILEKIT_BIN=build/cuda scripts/gpu-sanitize.sh "${OUT:-build}/sanitize"
+  TILEKIT_BIN=build/cuda scripts/dev/gpu-sanitize.sh "${OUT:-build}/sanitize"
   echo "== compute-sanitizer ran in $((SECONDS - t3)) s"
 fi

@@ -1,5 +1,5 @@
 # Sourced (bash) ON THE GPU MACHINE from the repository root: unpacks the OpenMPI that
-# scripts/gpu-pack.sh put in .carry/gpu-build/mpi-debs into /tmp/tilekit-mpi (once) and sets up this
+# scripts/dev/gpu-pack.sh put in .carry/gpu-build/mpi-debs into /tmp/tilekit-mpi (once) and sets up this
 # shell to build against it and run its mpirun from there, relocated: OPAL_PREFIX (OpenMPI finds its
 # helpers, components and help files under it instead of /usr), PATH, LD_LIBRARY_PATH, MPI_HOME
 # (CMake's FindMPI). Checked on the Debian machine with the installed OpenMPI hidden (mount

@@ -3,10 +3,10 @@
 # (returned by the device tool into FOLDER) to bench/results/<section>/ and writes that section of
 # BENCHMARKS.md with its plots.
 #
-#   scripts/bench-gpu-report.sh FOLDER [SECTION]    SECTION defaults to gpu-h100
+#   scripts/dev/bench-gpu-report.sh FOLDER [SECTION]    SECTION defaults to gpu-h100
 set -euo pipefail
-cd "$(dirname "$0")/.."
-src=${1:?usage: scripts/bench-gpu-report.sh FOLDER [SECTION]}
+cd "$(dirname "$0")/../.."
+src=${1:?usage: scripts/dev/bench-gpu-report.sh FOLDER [SECTION]}
 section=${2:-gpu-h100}
 results=bench/results/$section
 mkdir -p "$results"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root, with the CUDA binaries in $TILEKIT_BIN (default
-# build/cuda, built there by scripts/gpu-build.sh, else .carry/cuda from scripts/bench-gpu-prepare.sh).
+# build/cuda, built there by scripts/dev/gpu-build.sh, else .carry/cuda from scripts/dev/bench-gpu-prepare.sh).
 # Writes logs to $OUT when set.
 set -u
 bin=${TILEKIT_BIN:-$( [ -x build/cuda/tilekit ] && echo build/cuda || echo .carry/cuda )}

@@ -4,7 +4,7 @@
 // call number CT_START, default the last n) with start offsets and durations, where the gaps are host
 // code and the time inside kernel launches (between __cudaPopCallConfiguration and the next call).
 // Used for docs/perf-notes.md section 27. On the GPU machine:
-//   gcc -shared -fPIC -O2 -I/usr/local/cuda/include -o /tmp/cudatrace.so scripts/cudatrace.c -ldl
+//   gcc -shared -fPIC -O2 -I/usr/local/cuda/include -o /tmp/cudatrace.so scripts/dev/cudatrace.c -ldl
 //   CT_START=1200 CT_SEQ=36 LD_PRELOAD=/tmp/cudatrace.so build/cuda/tilekit matmul 1024 1024 1024 --dtype f16 --reps 300
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ON THE 2-GPU MACHINE, from the repository root, after `scripts/gpu-build.sh build --mpi` (the
+# ON THE 2-GPU MACHINE, from the repository root, after `scripts/dev/gpu-build.sh build --mpi` (the
 # cuda-mpi preset, build/cuda-mpi): the same matmul tuning sweep run twice in one call, with 1 MPI
 # rank (one GPU) and with 2 ranks (one GPU each), timed from mpirun to mpirun; then the two caches'
 # winners compared shape by shape. Everything lands in $OUT:
@@ -12,12 +12,12 @@
 # 116 f16 candidates per shape), SWEEP_REPS (timed runs per candidate, default 15), SWEEP_LIMIT_S
 # (seconds allowed to each of the two sweeps, all types together, default 250, so both fit one
 # 600-s device call), TILEKIT_BIN (default build/cuda-mpi/tilekit).
-# Expected (from the H100 f16 sweep's per-candidate medians, tuning/results/reports): about 60-120 s
+# Expected (from the H100 f16 sweep's per-candidate medians, tilekit/tuning/results/reports): about 60-120 s
 # for 1 rank; a simulation of dealing those costs round-robin to 2 ranks gives 1.94x from the
 # dealing alone (5th percentile 1.83x), before the start-up and per-shape set-up that do not divide.
 set -u
-cd "$(dirname "$0")/.."
-source scripts/gpu-mpi-env.sh
+cd "$(dirname "$0")/../.."
+source scripts/dev/gpu-mpi-env.sh
 bin=${TILEKIT_BIN:-build/cuda-mpi/tilekit}
 out=${OUT:-/tmp/tilekit-mpi-sweep}
 types=${SWEEP_TYPES:-f32 f16}
@@ -26,7 +26,7 @@ budget=${SWEEP_BUDGET:-0}
 reps=${SWEEP_REPS:-15}
 limit=${SWEEP_LIMIT_S:-250}
 mkdir -p "$out"
-[ -x "$bin" ] || { echo "gpu-mpi-sweep: no $bin (run scripts/gpu-build.sh build --mpi first)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "gpu-mpi-sweep: no $bin (run scripts/dev/gpu-build.sh build --mpi first)" >&2; exit 1; }
 nvidia-smi -L | tee "$out/gpus.txt"
 mpirun --version | head -1 | tee -a "$out/gpus.txt"
 # --bind-to none: each rank's host thread and the CUDA runtime's helper threads are not confined to

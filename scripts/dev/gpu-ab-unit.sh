@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs ON THE GPU MACHINE after scripts/gpu-build.sh build: builds a second `tilekit` app whose one
+# Runs ON THE GPU MACHINE after scripts/dev/gpu-build.sh build: builds a second `tilekit` app whose one
 # kernel unit is compiled with extra flags (an A/B of a compile-time variant inside one device call,
 # without a second full build), and prints its path.
 #
-#   scripts/gpu-ab-unit.sh <unit> "<flags>" <out-app>
-#   e.g. scripts/gpu-ab-unit.sh matmul_f32 "-DTILEKIT_SOME_VARIANT=0" /tmp/tk-A
+#   scripts/dev/gpu-ab-unit.sh <unit> "<flags>" <out-app>
+#   e.g. scripts/dev/gpu-ab-unit.sh matmul_f32 "-DTILEKIT_SOME_VARIANT=0" /tmp/tk-A
 #
 # <unit>: a generated kernel unit of build/cuda (CMakeFiles/tilekit_kernels.dir/gen/<unit>.cpp.o).
 # TILEKIT_AB_SOURCE_ROOT=<dir>: compile the unit against the headers of another tree (<dir> holds its
-# kernels/, tuning/ and include/, e.g. `git archive <commit> kernels tuning include`), an A/B
+# tilekit/, e.g. `git archive <commit> tilekit`), an A/B
 # against another commit whose change is inside inline device code (the unit's interface to the rest
 # of the app must be the same).
 # TILEKIT_AB_OBJECT=<file>: take this object for the unit instead of compiling one (e.g. compiled on
@@ -19,16 +19,16 @@
 # it from source (ninja's log records the object), so every variant timed the same code (perf notes
 # 19). build/cuda is restored afterwards (the unit's normal object, archive and app).
 set -euo pipefail
-cd "$(dirname "$0")/../build/cuda"
+cd "$(dirname "$0")/../../build/cuda"
 unit=$1 flags=$2 out=$3
 obj=CMakeFiles/tilekit_kernels.dir/gen/$unit.cpp.o
-[ -f "$obj" ] || { echo "gpu-ab-unit: no $obj in build/cuda (run scripts/gpu-build.sh build first)" >&2; exit 2; }
+[ -f "$obj" ] || { echo "gpu-ab-unit: no $obj in build/cuda (run scripts/dev/gpu-build.sh build first)" >&2; exit 2; }
 cmd=$(ninja -t commands "$obj" | tail -1)
 if [ -n "${TILEKIT_AB_SOURCE_ROOT:-}" ]; then
   root=$(cd ../.. && pwd)
-  [ -d "$TILEKIT_AB_SOURCE_ROOT/kernels" ] || { echo "gpu-ab-unit: no kernels/ in $TILEKIT_AB_SOURCE_ROOT" >&2; exit 2; }
+  [ -d "$TILEKIT_AB_SOURCE_ROOT/tilekit/kernels" ] ||
+    { echo "gpu-ab-unit: no tilekit/kernels/ in $TILEKIT_AB_SOURCE_ROOT" >&2; exit 2; }
   cmd=${cmd//-I$root /-I$TILEKIT_AB_SOURCE_ROOT }
-  cmd=${cmd//-I$root\/include /-I$TILEKIT_AB_SOURCE_ROOT\/include }
 fi
 # The cuda preset's build environment adds the sm_90a code (CMakePresets.json, NVCC_APPEND_FLAGS);
 # a unit recompiled without it loses its Hopper kernels (they compile to nothing for sm_80).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs ON THE GPU MACHINE, from the repository root, after scripts/gpu-build.sh (binaries in
+# Runs ON THE GPU MACHINE, from the repository root, after scripts/dev/gpu-build.sh (binaries in
 # $TILEKIT_BIN, default build/cuda): the shape set of the benchmarks beside the squares.
 #   1. sweeps the thin kernel's configs (tilekit tune matmul, column-major operands as the
 #      benchmarks run them) on the thin shapes, starting from the shipped H100 cache, so the
@@ -20,7 +20,7 @@ thin=1x4096x4096,4096x1x4096,16x8192x8192,8192x16x8192,1048576x1x1
 shapes=${SHAPES_SQUARES:-512,1024,2048,4096,8192},$thin,8192x8192x16,4096x4096x64,9728x8192x65536
 t0=$SECONDS
 if [ "${SHAPES_TUNE:-1}" = 1 ]; then
-  cp tuning/results/cuda__*.json "$out/cache/"
+  cp tilekit/tuning/results/cuda__*.json "$out/cache/"
   rep=/tmp/tilekit-shape-reports
   for t in ${SHAPES_TYPES:-f32}; do
     "$bin/tilekit" tune matmul --sizes "$thin,8192x8192x16,4096x4096x64" --dtype "$t" --layout-a col --layout-b col \

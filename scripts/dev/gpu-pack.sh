@@ -9,9 +9,9 @@
 #                       that an Ubuntu 24.04 machine lacks (7.6 MB; unpacked by gpu-build.sh --mpi into
 #                       its own prefix, used through OPAL_PREFIX). Not its C/C++ runtime (libc6,
 #                       libstdc++6, zlib1g: the machine's own, newer ones must stay first).
-# Then, on the GPU machine: scripts/gpu-build.sh [--mpi].
+# Then, on the GPU machine: scripts/dev/gpu-build.sh [--mpi].
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cache=${TILEKIT_CACHE:-$HOME/.cache/tilekit}
 src="$cache/src/kokkos-3.4.01"
 [ -f "$src/.complete" ] || { echo "gpu-pack: no Kokkos source in $src yet (run scripts/deps.sh openmp once)" >&2; exit 1; }

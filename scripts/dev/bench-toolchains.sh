@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE: the same revision's matmul benchmark built with two toolchains, side by
 # side in one call, alternating (A B A B) so that clock or thermal drift hits both alike.
 #
-#   scripts/bench-toolchains.sh DIR_A LABEL_A DIR_B LABEL_B
+#   scripts/dev/bench-toolchains.sh DIR_A LABEL_A DIR_B LABEL_B
 #       DIR_*: folders holding tilekit_bench_matmul (and any libraries it needs beside it)
 #
 # Environment: TILEKIT_BENCH_SHAPES (default 4096), TILEKIT_BENCH_DTYPES (default f32,f16),

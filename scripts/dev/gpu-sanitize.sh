@@ -3,10 +3,10 @@
 # CUDA test binary, one log per tool, and a summary. Exits non-zero if any tool reports an error
 # (or the tests fail under it).
 #
-#   scripts/gpu-sanitize.sh [LOGDIR] [TEST_BINARY]
+#   scripts/dev/gpu-sanitize.sh [LOGDIR] [TEST_BINARY]
 #
 # LOGDIR: where the logs go (default $OUT when set, else build/gpu-sanitize); TEST_BINARY: default
-# $TILEKIT_BIN/tilekit_tests, TILEKIT_BIN defaulting to build/cuda (scripts/gpu-build.sh) or else
+# $TILEKIT_BIN/tilekit_tests, TILEKIT_BIN defaulting to build/cuda (scripts/dev/gpu-build.sh) or else
 # .carry/cuda, as the other GPU scripts. Environment:
 #   TILEKIT_SANITIZE_FILTER  gtest filter (default: the matmul and elementwise kernel tests; '*' = all)
 #   TILEKIT_SANITIZE_TOOLS   default "memcheck racecheck synccheck initcheck"
@@ -16,7 +16,7 @@
 #                            hazard warnings; '' checks every kernel)
 #   COMPUTE_SANITIZER        the program (default: compute-sanitizer on PATH, else /usr/local/cuda/bin)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 logdir=${1:-${OUT:-build/gpu-sanitize}}
 bin=${TILEKIT_BIN:-$( [ -x build/cuda/tilekit ] && echo build/cuda || echo .carry/cuda )}
 tests=${2:-$bin/tilekit_tests}
@@ -25,9 +25,9 @@ tools=${TILEKIT_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 exclude=${TILEKIT_SANITIZE_EXCLUDE-ParallelReduce}
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 [ -x "$cs" ] || { echo "gpu-sanitize: no compute-sanitizer (looked on PATH and /usr/local/cuda/bin; set COMPUTE_SANITIZER)" >&2; exit 2; }
-[ -x "$tests" ] || { echo "gpu-sanitize: no test binary $tests (build the cuda preset: scripts/gpu-build.sh)" >&2; exit 2; }
+[ -x "$tests" ] || { echo "gpu-sanitize: no test binary $tests (build the cuda preset: scripts/dev/gpu-build.sh)" >&2; exit 2; }
 mkdir -p "$logdir"
-# libcudart shipped beside a carried binary (scripts/bench-gpu-prepare.sh)
+# libcudart shipped beside a carried binary (scripts/dev/bench-gpu-prepare.sh)
 export LD_LIBRARY_PATH="$(dirname "$tests")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
 summary=()

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs ON THE GPU MACHINE after scripts/gpu-build.sh: times tiles with the app, one line per
+# Runs ON THE GPU MACHINE after scripts/dev/gpu-build.sh: times tiles with the app, one line per
 # (type, tile, size), column-major operands as in the benchmarks, for the perf notes.
 #
-#   scripts/gpu-app-tiles.sh "<dtype>[:tf32] <config> ..." "<sizes>"   [--check]
-#   e.g. scripts/gpu-app-tiles.sh "f64 bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32 f32:tf32 auto" "4096 8192"
+#   scripts/dev/gpu-app-tiles.sh "<dtype>[:tf32] <config> ..." "<sizes>"   [--check]
+#   e.g. scripts/dev/gpu-app-tiles.sh "f64 bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32 f32:tf32 auto" "4096 8192"
 #
 # Prints: dtype math config size TFLOP/s (median of --reps, default 10) [check rel error / pass].
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/tmp/tilekit-sysdeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 app=${TILEKIT_APP:-build/cuda/tilekit}
 reps=${TILEKIT_REPS:-10}

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with the CUDA binaries in $TILEKIT_BIN (default
-# build/cuda from scripts/gpu-build.sh, else .carry/cuda): run the tests,
-# then the tuning sweeps whose caches are shipped in tuning/results. Results land in $OUT: the
+# build/cuda from scripts/dev/gpu-build.sh, else .carry/cuda): run the tests,
+# then the tuning sweeps whose caches are shipped in tilekit/tuning/results. Results land in $OUT: the
 # cache file and one archive of the sweep reports (CSV, JSON, SVG per sweep).
 #
 # Environment: TUNE_TYPES (default "f32 f16 bf16 f64 i8"): the matmul input types to sweep;
-# TUNE_SEED=1 starts from the shipped cache (tuning/results/cuda__*.json), so the returned file is
+# TUNE_SEED=1 starts from the shipped cache (tilekit/tuning/results/cuda__*.json), so the returned file is
 # the shipped one with the swept entries replaced; TUNE_STRATEGY/TUNE_BUDGET (f32) and
 # TUNE_BUDGET_OTHER (other types, random) bound the sweeps; f16/bf16 always also try every
 # tensor-core tile (--also), so a random budget cannot skip them; TUNE_EW=0 skips elementwise.
@@ -14,7 +14,7 @@ bin=${TILEKIT_BIN:-$( [ -x build/cuda/tilekit ] && echo build/cuda || echo .carr
 out=${OUT:-/tmp/tilekit-gpu}
 mkdir -p "$out/cache"
 nvidia-smi -L
-[ "${TUNE_SEED:-0}" = 1 ] && cp tuning/results/cuda__*.json "$out/cache/"
+[ "${TUNE_SEED:-0}" = 1 ] && cp tilekit/tuning/results/cuda__*.json "$out/cache/"
 $bin/tilekit_tests --gtest_brief=1 2>&1 | tail -4
 bash tests/cli_bad_input.sh $bin/tilekit 2>&1 | tail -1
 t0=$(date +%s)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call on the H100 (from the repository root, CUDA binaries in $TILEKIT_BIN, default
-# build/cuda from scripts/gpu-build.sh, else .carry/cuda): tests, tuning
+# build/cuda from scripts/dev/gpu-build.sh, else .carry/cuda): tests, tuning
 # sweeps (into $OUT/cache, which the benchmarks' "tuned" series then read), the matmul benchmarks
 # against cuBLAS and Kokkos Kernels (scripts/bench-gpu.sh), and the elementwise benchmark.
 set -u
@@ -11,7 +11,7 @@ mkdir -p "$out"
 export TILEKIT_TUNING_DIR="$out/cache"
 t0=$SECONDS
 TUNE_STRATEGY=random TUNE_BUDGET=${TUNE_BUDGET:-24} TUNE_BUDGET_OTHER=${TUNE_BUDGET_OTHER:-12} \
-  bash scripts/gpu-tune.sh 2>&1 | tail -60
+  bash scripts/dev/gpu-tune.sh 2>&1 | tail -60
 echo "== tuning done at $((SECONDS - t0)) s"
 $bin/tilekit_bench_elementwise --benchmark_out="$out/elementwise_cuda.json" --benchmark_out_format=json \
   > /tmp/elementwise.log 2>&1
