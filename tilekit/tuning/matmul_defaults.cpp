@@ -23,94 +23,63 @@ struct DefaultRow {
   const char* backend;
   const char* config;  // full config name
 };
-// Host: team_size 1 (each OpenMP thread is a team and owns whole C tiles; no intra-team barrier
-// traffic between cores); the 128x128 tile won most shapes of every type in the 2-core EPYC sweep
-// shipped in tilekit/tuning/results (scripts/tune-cpu.sh), by 1.1-2x over 64x64. GPU: 256 threads per team as one Kokkos team of 256 x vector length 1.
-// CUDA f16/bf16: a tensor-core tile, its warps as team members of 32 vector lanes each: the
-// warpgroup-MMA tile where the GPU and the build allow it (Hopper, sm_90a), else the mma.sync tile
-// that was fastest at 8192^3 on the H100 (docs/perf-notes.md).
-// f64, i8 and f32 with TF32 math (the opt-in) on sm_80+: the sm_80+ mma.sync tiles of those types
-// (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp) that won at 4096^3 and 8192^3 on the H100.
+// The CUDA defaults by type. f16/bf16: the warpgroup-MMA tiles where the GPU and the build allow
+// them (Hopper, sm_90a), else the mma.sync tile; f64, i8 and TF32: their mma.sync tiles; f32 (IEEE):
+// the warp-tiled SIMT kernel. Each was the fastest of the menu at 4096^3-8192^3 on an H100
+// (docs/perf-notes.md sections 7, 10, 12-16); the shape rules below pick smaller tiles where these
+// leave SMs idle.
 constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32";
-// Where even the 64x128 warp-specialised tile below leaves half the SMs idle (512^3: 32 tiles), the
-// 64x64 ws tile (one consumer warpgroup, 65 KB): H100, Nsight Compute, column-major 512^3, kernel
-// 5.86 us (f16) / 5.79 (bf16) against 6.88 / 6.88 for 64x128 ws; suite event medians 16.7 / 16.4 us
-// against 19.8 / 19.8 for the 64x64 mma.sync tile this entry named before (docs/perf-notes.md
-// section 27). The 128x128 `_wg` tile above stays the shape-free default (default_matmul_config
-// without sizes); with sizes, `auto` on a Hopper takes the ws tiles (section 16).
+// Where even the 64x128 ws tile leaves half the SMs idle (512^3: 32 tiles), the 64x64 ws tile: one
+// consumer warpgroup, so more teams per SM (section 27). The 128x128 `_wg` tile stays the
+// shape-free default (default_matmul_config without sizes).
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32";
-// Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
-// producer, persistent grid, compact epilogue: tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp). H100 f16,
-// column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
-// TFLOP/s against 394 for 128x128, 8192^3 705 against 428, 9728x8192x65536 654; before that
-// epilogue the ws tile lost at 4096^3 (278 against 345) and the threshold was 8192. Operands TMA
-// cannot describe (pitches not a multiple of 16 bytes) take its cp.async producer, slower (297
-// TFLOP/s at 8192^3 before the compact epilogue; not re-measured).
+// The 128x256 warp-specialised tile (TMA producer, persistent grid) where K is at least
+// kCudaWgmmaDeepKMin and its tiles fill 7/8 of the SMs: a deep K hides its prologue and epilogue,
+// and the wide tile halves B's loads per FLOP (sections 13 and 16).
 constexpr const char* kCudaWgmmaDeepK = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32";
-// Session 9 (same call, f16, column-major, `tilekit matmul`, TFLOP/s): 2048^3 376 against 299 for
-// 128x128 (its 128 tiles on 132 SMs), so from K = 2048 where its tiles fill 7/8 of the SMs.
 constexpr int64_t kCudaWgmmaDeepKMin = 2048;
-// Where the 128x256 tile's K loop is long enough for two-team clusters (kWsMulticast.min_k_steps:
-// K >= 16384 at BK = 64), grouped order over 16 tile rows instead of 8: a wave of 132 teams then
-// reads the least A and B per K step (532 KB against 671 at g8, 9728x8192x65536). H100, Nsight
-// Compute at base clock, drift bound on, no clusters: DRAM 12.1 GB at g16 against 15.0 at g8 (g4
-// 22.6, g12 12.6, g32 14.1) at the same cycles; under the power cap with clusters, 30 rounds of one
-// series a process: the fused leaky_relu above cuBLAS + a separate pass in 24-30 of 30 rounds at g16
-// (medians of the ratios 1.013-1.017) against 15-23 of 30 at g8 (1.000-1.008); `tilekit tune` at
-// that shape measured g16 0.8% (f16) and 1.1% (bf16) ahead of g8 (perf notes 41). As `tilekit:tuned`
-// there (perf notes 42): fused leaky_relu / (cuBLAS + pass) 1.010-1.020 in two calls of 30 rounds.
+// Where the 128x256 tile's K loop is long enough for two-team clusters (kWsMulticast.min_k_steps),
+// grouped order over 16 tile rows instead of 8: a wave of teams then reads the least A and B per K
+// step, and DRAM traffic falls by a fifth at the same cycles (sections 41 and 42).
 constexpr int kCudaWgmmaLongKGroupM = 16;
-// Elsewhere, where its tiles fill half the SMs, the 64x128 warp-specialised tile (one consumer
-// warpgroup, two teams per SM): 1024^3 95 against 70 for 64x64 _tc and 76 for 128x128 _wg;
-// 1024x1024x8192 294 against 159 (_wg) and 176 (128x256 _ws); 2048x2048x512 155 against 150;
-// 2048^3 318 against 299.
+// Elsewhere, where its tiles fill half the SMs, the 64x128 ws tile: one consumer warpgroup and two
+// teams per SM keep mid sizes (1024^3-2048^3) busier than the wider tiles (section 16).
 constexpr const char* kCudaWgmmaMid = "bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
-// f64 where the 128x64 tiles number fewer than the SMs (1024^3: 128 tiles for 132 SMs, one team of
-// 4 warps each): the 64x64 DMMA tile, two teams an SM. H100, Nsight Compute, column-major, kernel us
-// (session 21, perf notes 30): 1024^3 58.0-58.3 against 69.6-69.7 for 128x64; 2048^3 (512 tiles of
-// 128x64) 431 against 411.
+// f64 where the 128x64 tiles number fewer than the SMs: the 64x64 DMMA tile, two teams an SM
+// (section 30).
 constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
-// f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp;
-// operands that are not K-major are packed first). H100, column-major, `tilekit matmul`, one call:
-// 4096^3 313 TFLOP/s against 96 for the mma.sync tile, 8192^3 359 against 108 (docs/perf-notes.md
-// section 14) ...
+// f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (operands that are not K-major
+// are packed first), three times the mma.sync tile's rate at the big squares (section 14) ...
 constexpr const char* kCudaTf32Ws = "bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32";
-// ... where its tiles fill 7/8 of the SMs: at 2048^3 (128 tiles on 132 SMs) it ran 209 TFLOP/s
-// against 80 for the mma.sync tile. Below that, the 64x128 TF32 ws tile (one consumer warpgroup, two
-// teams per SM): H100, Nsight Compute, column-major, kernel us against 128x256: 512^3 8.5 / 16.3,
-// 1024^3 13.2 / 26.1, 1024x1024x4096 44.8 / 81.5; at 2048^3 47.3 for 128x256 against 63.6
-// (docs/perf-notes.md section 27) ...
+// ... where its tiles fill 7/8 of the SMs; below that the 64x128 TF32 ws tile (section 27) ...
 constexpr const char* kCudaTf32WsMid = "bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32";
-// ... from 1/8 of the SMs (512^3: 32 tiles of 64x128) on; fewer tiles take the mma.sync tile.
+// ... from 1/8 of the SMs on; fewer tiles take the mma.sync tile.
 constexpr int64_t kCudaTf32WsMinFill = 8;
 constexpr const char* kCudaImmaDefault = "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32";
-// CUDA f32 with IEEE math: the warp-tiled SIMT kernel (tilekit/kernels/matmul/gpu/simt_warp.hpp; f32 only, so
-// the backend row below, which every type can run, keeps the first SIMT kernel's tile): 256x128
-// (16x8 per lane) won 2048^3-8192^3 on the H100, needs 50 KB of scratch (the patched Kokkos; where
-// the limit is 48 KB, 128x128 with 8x8 per lane, 34 KB); where the teams leave SMs idle, the
-// smaller tiles in order (docs/perf-notes.md section 10).
+// CUDA f32 with IEEE math: the warp-tiled SIMT kernel (f32 only, so the backend row below, which
+// every type can run, keeps the first SIMT kernel's tile). 256x128 needs 50 KB of scratch (the
+// patched Kokkos); where the limit is 48 KB, 128x128; where the teams leave SMs idle, the smaller
+// tiles in order (section 10).
 constexpr const char* kCudaSimtF32Default = "bm256_bn128_bk16_tm16_tn8_g16_t256_v1";
 constexpr const char* kCudaSimtF32Fallback = "bm128_bn128_bk16_tm8_tn8_g16_t256_v1";
 constexpr std::array<const char*, 3> kCudaSimtF32SmallerTiles{kCudaSimtF32Fallback,
                                                               "bm64_bn64_bk16_tm8_tn4_g16_t128_v1",
                                                               "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
-// CUDA f32 with a shallow K (up to kShallowK): the store of C is most of the work; the 64x64 tile
-// (4 teams of 4 warps per SM, 16-byte stores of C) won both shallow shapes of the H100 sweep
-// (8192x8192x16: 12.1 TFLOP/s against 9.8 for 256x128; docs/perf-notes.md section 11).
+// CUDA f32 with a shallow K (up to kShallowK): the store of C is most of the work, and the 64x64
+// tile (four teams an SM, 16-byte stores of C) stores it fastest (section 11).
 constexpr const char* kCudaSimtF32Shallow = "bm64_bn64_bk16_tm8_tn4_g16_t128_v1";
 // CUDA f32 where even the 64x64 tiles leave SMs idle and K is deep: that tile with K split across
-// teams (a power of two, up to 8, for about two teams per SM; at least 2 K steps per team). At 512^3
-// on the H100 the split in 4 ran 9.4 TFLOP/s against 7.1 unsplit and 5.8 for the 32x32 tiles
-// (tuning sweep of 2026-11-24, docs/perf-notes.md section 20).
+// teams (a power of two up to kCudaSimtF32MaxSplits, for about two teams per SM, at least 2 K steps
+// per team; section 20).
 constexpr const char* kCudaSimtF32SplitK = "bm64_bn64_bk16_tm8_tn4_g8_t128_v1";
 constexpr int kCudaSimtF32MaxSplits = 8;
 // Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
-// team_size 1. The large tile when its per-thread working set (A panel BM x BK, running sums
-// BM x BN, one B sliver BK x TN) fits the L2 cache of a core, read at run time (host_l2_bytes);
-// else the half-height tile (e.g. on CPUs with 256 KB of L2).
+// team_size 1, each OpenMP thread a team owning whole C tiles. The large tile when its per-thread
+// working set (A panel BM x BK, running sums BM x BN, one B sliver BK x TN) fits the L2 cache of a
+// core, read at run time (host_l2_bytes); else the half-height tile (section 9).
 constexpr const char* kHostDefault = "bm96_bn512_bk256_tm12_tn32_g8_t1_v1";
 constexpr const char* kHostF64Default = "bm96_bn256_bk256_tm12_tn16_g8_t1_v1";
 constexpr std::array<DefaultRow, 4> kDefaults{{
@@ -126,11 +95,8 @@ constexpr std::array<DefaultRow, 4> kDefaults{{
 // GPU thin teams: kThinGpuThreads threads, split into columns x K groups so that the launch holds at
 // least half the device's thread slots; host thin teams: a column block per thread, at least
 // kThinHostTeamsPerThread blocks per thread, its running sums (row class x columns values of the
-// compute type) at most kThinHostSumsBytes (tilekit/kernels/matmul/tiles.hpp) so that they stay in L1. (The cap
-// was 256 columns whatever the row class: for one row, 1 KB of sums. 2-core EPYC, f32 1048576x1x1
-// in the benchmark (inputs rotated through 2 x the LLC), ms: 256 columns 0.23-0.41, 4096
-// 0.211-0.218 (the copy of its bytes 0.20-0.22), 64 0.217-0.231; bias+gelu 0.50-0.54 at 256
-// columns against 0.33-0.36 at 4096; perf notes 25.)
+// compute type) at most kThinHostSumsBytes (tilekit/kernels/matmul/tiles.hpp) so that they stay in
+// L1 (section 25).
 constexpr int kThinGpuThreads = 256;
 constexpr int kThinGpuMaxKgroups = 32;
 constexpr int kThinHostMinCols = 16;

@@ -51,10 +51,7 @@ namespace detail {
 /// 3e-18), 1 / (1 + 2^w) from rcp.approx.ftz.f64 and one third-order Newton step r (1 + e + e^2),
 /// e = 1 - d r (the error goes as e^3; the CUDA tests check every activation against the host
 /// reference at the f64 tolerance). About 25 double operations a value.
-/// History (H100, f64 128x64 tensor-core tile, 1024^3, bias+gelu): ::tanh 0.149-0.150 ms, this
-/// identity with a degree-13 Taylor polynomial, rint, F2I and two Newton steps 0.141-0.144 (perf
-/// notes 28), then run from the stage buffers (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp); the shift and the
-/// shorter polynomial: perf notes 30.
+/// It replaced ::tanh, 5-6% faster in the f64 bias+gelu kernel (docs/perf-notes.md sections 28, 30).
 /// Where 2^w would overflow (w > 1022: x below about -21) the result is x * 0 (-0: the limit;
 /// the true value is below 1e-300).
 __device__ inline double gelu_f64_device(double x) {

@@ -147,15 +147,12 @@ struct WgmmaTileShape {
   }
 };
 
-/// How far apart the warp-specialised kernel's persistent teams may drift
-/// (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp, bound_ws_drift). Teams sharing an A panel of C's grouped
-/// order read it from L2 only while they are within ~75 K steps of each other; left free, SMs of
-/// slightly different speed spread them 37-218 steps apart over the waves of a long-K product, and
-/// the panel comes from DRAM again (9728x8192x65536, 128x256: 14-37 GB of DRAM; docs/perf-notes.md
-/// section 39). With the bound every producer counts the chunks of chunk_steps K steps it starts
-/// (numbered across its team's tiles) in a global counter per chunk, and starts a chunk only once
-/// every team has started the one slack_steps earlier: DRAM 15-18 GB there instead of 16-37, at the
-/// free-running kernel's cycles, and a higher clock under the power cap.
+/// How far apart the warp-specialised kernel's persistent teams may drift (gpu/wgmma_ws_sm90.hpp,
+/// bound_ws_drift). Teams sharing an A panel of C's grouped order read it from L2 only while they
+/// are close in K; left free over the waves of a long-K product they spread apart and the panel
+/// comes from DRAM again. With the bound, every producer counts the chunks of chunk_steps K steps
+/// it starts in a global counter per chunk, and starts a chunk only once every team has started
+/// the one slack_steps earlier (docs/perf-notes.md sections 39 and 40).
 struct WsDriftBound {
   int chunk_steps;        ///< K steps per counted chunk (one atomic add and at most one wait each)
   int slack_steps;        ///< how far (in K steps, whole chunks) a team may run ahead of the slowest
@@ -163,23 +160,15 @@ struct WsDriftBound {
   int64_t wait_limit_ns;  ///< the longest one wait lasts; after that the team runs free (teams that
                           ///< are not resident at once: concurrent kernels, MPS shares)
 };
-/// 8 steps a chunk (a counter update every ~8 us) and a slack of 8: 9728x8192x65536 under the power
-/// cap, 10 rounds of one series a process, medians bf16 721 TFLOP/s against 708 with a slack of 64
-/// and 686 free-running, f16 672 against 666 and 641 (perf notes 40). From 256 K steps (K >= 16384
-/// at BK = 64): below that a tile's few waves gain nothing measured.
+/// Chunks of 8 steps and a slack of 8 were the fastest under the power cap (section 40); from 256 K
+/// steps (K >= 16384 at BK = 64), since below that a tile's few waves gained nothing measured.
 constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 
-/// Two-team clusters for the 128x256 warp-specialised tile (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp): the
-/// teams of a cluster take the two tiles of C stacked in M over the same columns, each loads its own
-/// A and half of B, and TMA multicasts each half into both teams' scratch: a third fewer bytes from
-/// L2 per product (cuBLAS's 192x192 kernel at 9728x8192x65536 runs clusters of 2 the same way; its
-/// 76 GB of L2 traffic against our ~100). Used where a tile has at least min_k_steps K steps and
-/// the tile rows pair up (an even count); below, the pair's lockstep cost 1-5% where tiles are short
-/// (perf notes 36). With the drift bound (kWsDriftBound) under it, 9728x8192x65536 at g16: L2 read
-/// sectors -9%, cycles at base clock -1.8% (20.31 M against 20.68 M, bf16 and f16 alike); under the
-/// power cap, medians of 30 rounds of one series a process, bf16 725.8 TFLOP/s against 715.8
-/// without, f16 693.3 against 683.4; the fused leaky_relu above cuBLAS + a separate pass in 30 of 30
-/// rounds (24-26 of 30 in a second call; perf notes 41).
+/// Two-team clusters for the 128x256 warp-specialised tile (gpu/wgmma_ws_sm90.hpp): the teams of a
+/// cluster take the two tiles of C stacked in M over the same columns, each loads its own A and
+/// half of B, and TMA multicasts each half into both teams' scratch, so a third fewer bytes come
+/// from L2. Used where a tile has at least min_k_steps K steps and the tile rows pair up; on short
+/// tiles the pair's lockstep costs more than it saves (docs/perf-notes.md sections 36 and 41).
 struct WsMulticast {
   int64_t min_k_steps;  ///< applied only where a tile has at least this many K steps
 };

@@ -211,9 +211,8 @@ struct Sm80MmaF64Tf32I8Matmul {
   /// numbers them) from slots[e * kThreads + tid]; row0 / col0: the lane's first row and column.
   /// A group's values go through three loops: loads, activations, stores. The activations form one
   /// basic block, so the scheduler interleaves the group's dependent chains (gelu in double: ~25
-  /// operations a value); with each value's loads (behind its bounds check), activation and store
-  /// in turn, every chain was a block of its own and ran alone: H100, 1024^3, 64x64 tile, kernel
-  /// 63.0-63.5 us against 59.1-59.3 for bias+gelu, 57.2-57.6 without an epilogue (perf notes 30).
+  /// operations a value); with each value's loads, activation and store in turn, every chain was a
+  /// block of its own and ran alone, about 7% slower (docs/perf-notes.md section 30).
   /// So that no load waits behind a branch either, values outside C read a clamped element (their
   /// results are never stored).
   template <Activation ACT>

@@ -411,9 +411,7 @@ template <int BN, Activation ACT, class TIn, class TOut>
 __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2],
                                                  int64_t r0, int64_t c0, const float* lane_bias) {
   // BN = 256 (groups of one n8 block): a copy without bias reads too, picked once where the bias
-  // is null. Its bias+gelu kernel spills 68 bytes (88 with one copy) and runs 1-2% faster (2048^3
-  // 31.7-32.0 against 32.4-32.8 us, 8192^3 1526-1534 against 1539-1552); the others the same
-  // (perf notes 33).
+  // is null: it spills less and ran 1-2% faster (docs/perf-notes.md section 33).
   constexpr bool kBiasCopy = BN >= 256;
   if constexpr (kBiasCopy) {
     if (!lane_bias) {

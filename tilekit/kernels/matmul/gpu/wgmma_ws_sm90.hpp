@@ -436,13 +436,10 @@ struct Sm90WgmmaWsMatmul {
         int64_t m0, n0;
         tile_origin(t, m0, n0);
         // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
-        // memory in the epilogue itself, its loads (an L2 latency each, 32 in a row per thread: the
-        // compiler keeps no registers free to batch them) cost ~17 us at f16 4096^3 (Nsight Compute).
-        // Copied before the main loop, whose first wait for the producer covers the load's
-        // latency. (Held in registers across the loop and written after it, the 64x128 tile's
-        // kernels without an epilogue ran 0.4 us faster at 1024^3 and those with bias+gelu no
-        // faster, the 64x64 tile's 0.1 us slower at 512^3, and the 128x256 tile spilled 152-168
-        // bytes against 88: perf notes 32.) Two copies, alternating between tiles: a thread writes
+        // memory in the epilogue itself, its loads (an L2 latency each, in a row per thread) cost
+        // microseconds a tile. Copied before the main loop, whose first wait for the producer
+        // covers the load's latency (registers across the loop spilled: perf notes 32). Two
+        // copies, alternating between tiles: a thread writes
         // the copy of tile i after passing the barrier of tile i - 1, which every thread reaches
         // only once it has read tile i - 2's, the other copy's, so one barrier a tile orders both
         // ways.
