@@ -2,7 +2,7 @@
 // and auto variants, against the copy bandwidth of the same bytes (Kokkos::deep_copy) and a plain
 // Kokkos parallel_for computing c(i) = a(i) + b(i), as the CuTe notebook compares (16384 x 8192).
 // GB/s = (2 inputs + 1 output) x elements x element size / median time.
-#include "bench/bench_common.hpp"
+#include "bench/harness.hpp"
 #include "bench/shape_list.hpp"
 #include "tilekit/kernels/elementwise/elementwise.hpp"
 #include "tilekit/kernels/elementwise/validation.hpp"

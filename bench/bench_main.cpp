@@ -5,7 +5,7 @@
 //
 // With --benchmark_list_tests Kokkos is not started, so the names can be listed on a machine without
 // the backend's device (e.g. a CUDA build on a CPU-only machine).
-#include "bench/bench_common.hpp"
+#include "bench/harness.hpp"
 #include "tilekit/kernels/core/runtime.hpp"
 
 #include <Kokkos_Core.hpp>

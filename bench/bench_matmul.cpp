@@ -21,7 +21,7 @@
 // tf32 (f32 data with Math::tf32, the TF32 tensor-core opt-in; no Kokkos Kernels or OpenBLAS series,
 // which compute IEEE f32) can be asked for. FLOPs (integer operations for i8) counted: 2 M N K per
 // run (the activation is not counted).
-#include "bench/bench_common.hpp"
+#include "bench/harness.hpp"
 #include "tilekit/kernels/core/fill.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/validation.hpp"

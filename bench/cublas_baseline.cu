@@ -402,7 +402,7 @@ struct Bench {
       };
       int64_t i = 0;
       // --warmup, and at least one pass over the sets: no timed run is the first on its set (the
-      // suite's rule, bench_common.hpp warmup_runs)
+      // suite's rule, harness.hpp warmup_runs)
       const int warmup = std::max(opt.warmup, sets);
       for (int w = 0; w < warmup; ++w) run(i++);
       CK(cudaDeviceSynchronize());

@@ -1,4 +1,4 @@
-#include "bench/bench_common.hpp"
+#include "bench/harness.hpp"
 #include "tilekit/kernels/core/runtime.hpp"
 
 #include <algorithm>
