@@ -1,5 +1,5 @@
 // Shape lists of the benchmarks, in plain C++17 (no Kokkos): shared by the Kokkos benchmark binaries
-// (bench_common) and the cuBLAS baseline (cublas_baseline.cu, built on the GPU machine by nvcc alone),
+// (bench/harness.hpp) and the cuBLAS baseline (cublas_baseline.cu, built on the GPU machine by nvcc alone),
 // so both read --tk_shapes / --shapes the same way.
 #pragma once
 

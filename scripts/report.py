@@ -5,7 +5,7 @@
         --out BENCHMARKS.md --plots docs/bench bench/results/cpu/*.json
 
 Reads Google Benchmark JSON (tilekit_bench_* with --benchmark_out_format=json) and the cuBLAS
-baseline's JSON of the same shape. Names follow bench/bench_common.hpp:
+baseline's JSON of the same shape. Names follow bench/harness.hpp:
 "<family>/<dtype>/<series>/<shape>[/...]". The section is written between the markers
 <!-- bench:<section> begin --> and <!-- bench:<section> end -->, replacing what was there, so each
 machine's section is regenerated on its own. Every table and plot carries the command, the machine
