@@ -1,4 +1,5 @@
 #include "app/commands.hpp"
+#include "tilekit/kernels/core/cpu.hpp"
 #include "tilekit/kernels/core/runtime.hpp"
 #include "tilekit/tuning/elementwise_defaults.hpp"
 #include "tilekit/kernels/matmul/tiles.hpp"
@@ -17,6 +18,7 @@ Runner add_info(CLI::App& app) {
   app.add_flag("--json", *json, "print JSON instead of text");
   return [json]() {
     const RuntimeInfo r = runtime_info();
+    const bool gpu = r.backend == "cuda" || r.backend == "hip";
     nlohmann::json def;  // the matmul default config, per input type
     std::string def_text;
     for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i8}) {
@@ -45,6 +47,7 @@ Runner add_info(CLI::App& app) {
                           {"tilekit_version", r.tilekit_version},
                           {"build_type", r.build_type},
                           {"matmul_tiles", menu_names()},
+                          {"host_path", gpu ? "" : host_isa_reason()},
                           {"matmul_default_config", def},
                           {"elementwise_auto_config", ew_auto}};
       std::cout << j.dump(2) << "\n";
@@ -63,6 +66,7 @@ Runner add_info(CLI::App& app) {
     fmt::print("Kokkos           {}\n", r.kokkos_version);
     fmt::print("Kokkos Kernels   {}\n", r.kokkos_kernels_version);
     fmt::print("matmul tiles     {}\n", menu_names());
+    if (!gpu) fmt::print("host path        {}\n", host_isa_reason());
     fmt::print("matmul default   {}\n", def_text);
     fmt::print("elementwise auto {}\n", ew_text);
     return 0;

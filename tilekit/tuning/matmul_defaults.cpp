@@ -76,12 +76,26 @@ constexpr const char* kCudaSimtF32Shallow = "bm64_bn64_bk16_tm8_tn4_g16_t128_v1"
 // per team; section 20).
 constexpr const char* kCudaSimtF32SplitK = "bm64_bn64_bk16_tm8_tn4_g8_t128_v1";
 constexpr int kCudaSimtF32MaxSplits = 8;
-// Host: the packed kernel's tiles (one per compute size: f64 has half the lanes per vector);
-// team_size 1, each OpenMP thread a team owning whole C tiles. The large tile when its per-thread
-// working set (A panel BM x BK, running sums BM x BN, one B sliver BK x TN) fits the L2 cache of a
-// core, read at run time (host_l2_bytes); else the half-height tile (section 9).
-constexpr const char* kHostDefault = "bm96_bn512_bk256_tm12_tn32_g8_t1_v1";
-constexpr const char* kHostF64Default = "bm96_bn256_bk256_tm12_tn16_g8_t1_v1";
+// Host: the packed kernel's tiles of the widest micro-kernel path this CPU runs for the input type
+// (tilekit/kernels/core/cpu.hpp; one tile pair per compute size: f64 has half the lanes per
+// vector); team_size 1, each OpenMP thread a team owning whole C tiles. The large tile when its
+// per-thread working set (A panel BM x BK, running sums BM x BN, one B sliver BK x TN) fits the L2
+// cache of a core, read at run time (host_l2_bytes); else the half-height tile (sections 9, 43).
+struct HostPathTiles {
+  const char* f32;  // f32, f16, bf16, i8
+  const char* f32_small;
+  const char* f64;
+  const char* f64_small;
+};
+constexpr std::array<HostPathTiles, 3> kHostPathTiles{{
+    {"bm96_bn512_bk256_tm12_tn32_g8_t1_v1", "bm48_bn128_bk256_tm12_tn32_g8_t1_v1",  // avx512
+     "bm96_bn256_bk256_tm12_tn16_g8_t1_v1", "bm48_bn64_bk256_tm12_tn16_g8_t1_v1"},
+    {"bm96_bn256_bk256_tm6_tn16_g8_t1_v1", "bm48_bn128_bk256_tm6_tn16_g8_t1_v1",  // avx2
+     "bm96_bn128_bk256_tm6_tn8_g8_t1_v1", "bm48_bn64_bk256_tm6_tn8_g8_t1_v1"},
+    {"bm96_bn192_bk256_tm8_tn12_g8_t1_v1", "bm96_bn192_bk256_tm8_tn12_g8_t1_v1",  // portable
+     "bm96_bn96_bk256_tm8_tn6_g8_t1_v1", "bm96_bn96_bk256_tm8_tn6_g8_t1_v1"},
+}};
+constexpr const char* kHostDefault = "bm96_bn192_bk256_tm8_tn12_g8_t1_v1";  // the backend rows' placeholder
 constexpr std::array<DefaultRow, 4> kDefaults{{
     {"serial", kHostDefault},
     {"openmp", kHostDefault},
@@ -105,8 +119,6 @@ constexpr int kThinHostTeamsPerThread = 4;
 // once (GPU: SMs, taken as concurrency / 2048; host: threads).
 constexpr std::array<const char*, 2> kGpuSmallerTiles{"bm64_bn64_bk16_tm4_tn4_g8_t256_v1",
                                                       "bm32_bn32_bk32_tm2_tn2_g8_t256_v1"};
-constexpr std::array<const char*, 1> kHostSmallerTiles{"bm48_bn128_bk256_tm12_tn32_g8_t1_v1"};
-constexpr std::array<const char*, 1> kHostF64SmallerTiles{"bm48_bn64_bk256_tm12_tn16_g8_t1_v1"};
 // Host: a tile whose teams are fewer than this many per thread leaves threads idle at the end (each
 // team is one thread's share of C: 3 teams on 2 threads run at 2/3 of the rate).
 constexpr int64_t kHostTeamsPerThread = 4;
@@ -151,6 +163,17 @@ static int64_t host_l2_bytes() {
   return bytes;
 }
 
+/// The host tiles of the widest path whose micro-kernel this CPU runs for `input` inputs.
+const HostPathTiles& host_path_tiles(DType input) {
+  for (const HostPathTiles& t : kHostPathTiles) {
+    MatmulConfig c;
+    std::string why;
+    if (!MatmulConfig::parse(input == DType::f64 ? t.f64 : t.f32, c, why)) throw std::logic_error(why);
+    if (tile_supports(c, input)) return t;
+  }
+  return kHostPathTiles.back();
+}
+
 MatmulConfig default_matmul_config(const std::string& backend, DType input, Math math) {
   for (const auto& row : kDefaults) {
     if (backend == row.backend) {
@@ -163,7 +186,8 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, Math
                                                                                : kCudaSimtF32Fallback;
       }
       const bool host = backend == "serial" || backend == "openmp";
-      const char* name = tc ? tc : host && input == DType::f64 ? kHostF64Default : row.config;
+      const HostPathTiles& ht = host_path_tiles(input);
+      const char* name = tc ? tc : host ? (input == DType::f64 ? ht.f64 : ht.f32) : row.config;
       MatmulConfig c;
       std::string why;
       if (!MatmulConfig::parse(name, c, why)) throw std::logic_error(why);
@@ -172,7 +196,7 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, Math
         const int64_t working_set = bytes * (int64_t(c.bm) * c.bk + int64_t(c.bm) * c.bn + int64_t(c.bk) * c.tn);
         const int64_t l2 = host_l2_bytes();
         if (l2 > 0 && working_set > l2) {
-          const char* smaller = input == DType::f64 ? kHostF64SmallerTiles[0] : kHostSmallerTiles[0];
+          const char* smaller = input == DType::f64 ? ht.f64_small : ht.f32_small;
           if (!MatmulConfig::parse(smaller, c, why)) throw std::logic_error(why);
         }
       }
@@ -270,8 +294,7 @@ MatmulConfig default_matmul_config(const std::string& backend, DType input, int6
   if (backend == "cuda" && input == DType::f32)
     smaller.assign(kCudaSimtF32SmallerTiles.begin(), kCudaSimtF32SmallerTiles.end());
   else if (gpu) smaller.assign(kGpuSmallerTiles.begin(), kGpuSmallerTiles.end());
-  else if (input == DType::f64) smaller.assign(kHostF64SmallerTiles.begin(), kHostF64SmallerTiles.end());
-  else smaller.assign(kHostSmallerTiles.begin(), kHostSmallerTiles.end());
+  else smaller.push_back(input == DType::f64 ? host_path_tiles(input).f64_small : host_path_tiles(input).f32_small);
   for (const char* name : smaller) {
     MatmulConfig t = base;
     if (!MatmulConfig::parse(name, t, why)) throw std::logic_error(why);

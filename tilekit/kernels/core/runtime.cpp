@@ -1,5 +1,7 @@
 #include "tilekit/kernels/core/runtime.hpp"
 
+#include "tilekit/kernels/core/cpu.hpp"
+
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/validation.hpp"
 
@@ -82,7 +84,7 @@ RuntimeInfo runtime_info() {
   }
 #else
   r.device = cpu_model();
-  r.architecture = "x86_64";
+  r.architecture = cpu_info().architecture();
   r.compute_units = r.concurrency;
   r.last_level_cache = host_last_level_cache();
 #endif

@@ -83,9 +83,13 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   std::size_t scratch = 0;
   int team_max = 0;
   bool splits_k = false;
+  std::string host_path;  // host tiles this CPU cannot run: their path
   detail::dispatch_tile<TIn>(MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     in_menu = true;
+    if constexpr (Tile::kernel == TileKernel::host_packed) {
+      if (!detail::HostPackedMatmul<ES, Tile, TIn, TOut>::runs_here()) host_path = host_isa_name(Tile::isa);
+    }
     splits_k = TileSplitsK<Tile>::value;
     needs_tf32 = Tile::tf32;
     micro_tiles = Tile::micro_tiles;
@@ -110,6 +114,11 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                        cfg.name(), cfg.tile_name(),
                        cfg.mma ? "uses tensor cores" : "is compiled", dtype_name(in_type),
                        dtype_name(in_type), math_name(p.math), menu_names(in_type, p.math));
+  if (!host_path.empty())
+    return fmt::format("config '{}': tile {} runs the {} micro-kernel, which this CPU (or TILEKIT_HOST_ISA) does "
+                       "not allow for {} inputs; this CPU runs {} (allowed tiles: {})",
+                       cfg.name(), cfg.tile_name(), host_path, dtype_name(in_type), host_isa_reason(),
+                       menu_names(in_type, p.math));
   if (needs_tf32 && p.math != Math::tf32)
     return fmt::format("config '{}': tile {} runs f32 inputs on TF32 tensor cores (11-bit significands), an "
                        "opt-in: pass math tf32 (app: --math tf32) to allow it; allowed with IEEE f32: {}",

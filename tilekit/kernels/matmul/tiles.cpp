@@ -5,12 +5,20 @@ namespace tilekit {
 
 namespace {
 
+/// Host tiles: whether this CPU runs the tile's micro-kernel path; every other tile: true.
+template <class T>
+bool runs_here(DType input) {
+  if constexpr (T::kernel == TileKernel::host_packed) return T::runs_here(input);
+  else return (void)input, true;
+}
+
 template <class... Tiles>
 bool supports(TileList<Tiles...>, const MatmulConfig& c, DType input, Math math) {
   bool yes = false;
   auto one = [&](auto tile) {
     using T = decltype(tile);
-    yes = yes || (c.same_tile(T::config()) && T::runs(input) && (!T::tf32 || math == Math::tf32));
+    yes = yes || (c.same_tile(T::config()) && T::runs(input) && (!T::tf32 || math == Math::tf32) &&
+                  runs_here<T>(input));
   };
   (one(Tiles{}), ...);
   return yes;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/cpu.hpp"
 #include "tilekit/kernels/core/execution_space.hpp"
 #include "tilekit/kernels/core/types.hpp"
 
@@ -207,14 +208,38 @@ struct MmaFragTileShape {
   }
 };
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+#define TILEKIT_HOST_X86_PATHS 1
+#endif
+
+/// Whether the host micro-kernel of path `isa` reads `in` inputs as dot-product pairs (bf16 with
+/// AVX-512 BF16) or quads (i8 with AVX-512 VNNI): then the CPU needs those instructions too.
+constexpr bool host_bf16_dot(HostIsa isa, DType in) {
+#if defined(TILEKIT_HOST_X86_PATHS)
+  return isa == HostIsa::avx512 && in == DType::bf16;
+#else
+  return (void)isa, (void)in, false;
+#endif
+}
+constexpr bool host_i8_dot(HostIsa isa, DType in) {
+#if defined(TILEKIT_HOST_X86_PATHS)
+  return isa == HostIsa::avx512 && in == DType::i8;
+#else
+  return (void)isa, (void)in, false;
+#endif
+}
+
 /// A tile of the host packed kernel (tilekit/kernels/matmul/host/packed.hpp; Serial, OpenMP): a team (one
 /// thread) computes a BM x BN tile of C [BLIS: MC x NC] from operands packed once per call, K in
 /// panels of BK [KC]; the micro-kernel holds TM x TN [MR x NR] accumulators in vector registers.
 /// COMPUTE_BYTES: the size of the compute type the tile is shaped for (4: f32, f16, bf16, i8 with
-/// their f32/i32 accumulation; 8: f64), since TN spans a whole number of vector registers.
-template <int BM_, int BN_, int BK_, int TM_, int TN_, int COMPUTE_BYTES>
+/// their f32/i32 accumulation; 8: f64), since TN spans a whole number of vector registers. ISA: the
+/// micro-kernel path (tilekit/kernels/core/cpu.hpp), whose register file sizes TM x TN; a tile runs
+/// only on CPUs with that path (checked at run time).
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int COMPUTE_BYTES, HostIsa ISA_>
 struct HostPackedTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr HostIsa isa = ISA_;
   static constexpr int TM = TM_;  ///< micro-tile rows [MR]
   static constexpr int TN = TN_;  ///< micro-tile columns [NR]
   static constexpr bool mma = false;
@@ -222,6 +247,8 @@ struct HostPackedTileShape {
   static constexpr TileKernel kernel = TileKernel::host_packed;
   static constexpr bool tf32 = false;
   static constexpr bool runs(DType in) { return (in == DType::f64) == (COMPUTE_BYTES == 8); }
+  /// True if this CPU runs the tile's micro-kernel for `in` inputs (checked at run time).
+  static bool runs_here(DType in) { return host_isa_runs(isa, host_bf16_dot(isa, in), host_i8_dot(isa, in)); }
   static constexpr int micro_tiles = (BM / TM) * (BN / TN);
   /// An upper bound of the team size (team threads split the NR-column slivers).
   static constexpr int threads = BN / TN;
@@ -295,16 +322,27 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 64, 4, 1>,
                                  MmaFragTileShape<int8_t, 128, 128, 64, 64, 32, 4, 1>>;
 
-/// Host menu (Serial, OpenMP): the packed kernel's tiles (tilekit/kernels/matmul/host/packed.hpp). The
-/// micro-tiles are 12 rows x 2 AVX-512 vectors (24 accumulators: FMA latency x 2 FMA pipes with
-/// room to spare; 8x16 and 4x64 were 15-25% slower in a micro-kernel test on the 2-core EPYC,
-/// docs/perf-notes.md section 9). BK x TN of B (32 KB) stays in L1, BM x BK of A (96-192 KB) in L2;
-/// BM x BN of running sums in team scratch. Per compute size: 4 bytes (f32, f16, bf16, i8), 8 (f64).
-/// The small tiles: more teams than threads for problems of a few hundred.
-using HostMatmulTiles = TileList<HostPackedTileShape<96, 512, 256, 12, 32, 4>,  // default f32 / f16 / bf16 / i8
-                                 HostPackedTileShape<48, 128, 256, 12, 32, 4>,  // small problems
-                                 HostPackedTileShape<96, 256, 256, 12, 16, 8>,  // default f64
-                                 HostPackedTileShape<48, 64, 256, 12, 16, 8>>;  // small problems, f64
+/// Host menu (Serial, OpenMP): the packed kernel's tiles (tilekit/kernels/matmul/host/packed.hpp),
+/// per micro-kernel path. Each micro-tile fills about 3/4 of its path's vector registers with
+/// accumulators (enough independent FMAs to cover the FMA latency on two pipes): avx512 12 rows x 2
+/// zmm (24 of 32), avx2 6 x 2 ymm (12 of 16; BLIS's Haswell/Zen shape), portable 8 x 3 vectors of 16
+/// bytes (24 of NEON's 32). BK x TN of B stays in L1, BM x BK of A and the BM x BN running sums in
+/// L2 (docs/perf-notes.md sections 9 and 43). Per compute size: 4 bytes (f32, f16, bf16, i8), 8 (f64).
+/// The small tiles: more teams than threads for problems of a few hundred. The x86 paths exist in
+/// x86-64 GCC builds; every host build has the portable one.
+using HostMatmulTiles = TileList<
+#if defined(TILEKIT_HOST_X86_PATHS)
+    HostPackedTileShape<96, 512, 256, 12, 32, 4, HostIsa::avx512>,  // default f32 / f16 / bf16 / i8
+    HostPackedTileShape<48, 128, 256, 12, 32, 4, HostIsa::avx512>,  // small problems
+    HostPackedTileShape<96, 256, 256, 12, 16, 8, HostIsa::avx512>,  // default f64
+    HostPackedTileShape<48, 64, 256, 12, 16, 8, HostIsa::avx512>,   // small problems, f64
+    HostPackedTileShape<96, 256, 256, 6, 16, 4, HostIsa::avx2>,
+    HostPackedTileShape<48, 128, 256, 6, 16, 4, HostIsa::avx2>,
+    HostPackedTileShape<96, 128, 256, 6, 8, 8, HostIsa::avx2>,
+    HostPackedTileShape<48, 64, 256, 6, 8, 8, HostIsa::avx2>,
+#endif
+    HostPackedTileShape<96, 192, 256, 8, 12, 4, HostIsa::portable>,
+    HostPackedTileShape<96, 96, 256, 8, 6, 8, HostIsa::portable>>;
 
 /// The thin kernel (tilekit/kernels/matmul/thin.hpp), for M or N up to kThinMaxRows: the thin side of C
 /// (its "rows") is held whole in each thread's registers, rounded up to one of kThinRowClasses

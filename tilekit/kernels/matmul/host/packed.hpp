@@ -24,6 +24,9 @@
 // no more than the FMA latency x throughput of this CPU: docs/perf-notes.md section 9.
 #pragma once
 
+#include "tilekit/kernels/core/cpu.hpp"
+#include "tilekit/kernels/matmul/host/microkernel_generic.hpp"
+#include "tilekit/kernels/matmul/host/microkernel_x86.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/team.hpp"
 #include "tilekit/kernels/matmul/tiles.hpp"
@@ -36,9 +39,6 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(__GNUC__) && !defined(__NVCC__) && !defined(__HIPCC__) && defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 namespace tilekit {
 namespace detail {
@@ -71,36 +71,21 @@ struct PackedLayout {
   KOKKOS_INLINE_FUNCTION int64_t sliver_elems(int64_t kt) const { return padded(depth_of(kt)) * width + extra; }
 };
 
-/// What the micro-kernel reads: the compute type (f16/bf16 converted while packing, so their
-/// micro-kernel is the f32 one), except
-/// - bf16 on CPUs with AVX-512 BF16: the bf16 bits in pairs of consecutive k for vdpbf16ps (f32
+/// What the micro-kernel of path ISA reads: the compute type (f16/bf16 converted while packing, so
+/// their micro-kernel is the f32 one), except on the avx512 path (which runs these types only on
+/// CPUs that have the instructions: host_isa_runs)
+/// - bf16 with AVX-512 BF16: the bf16 bits in pairs of consecutive k for vdpbf16ps (f32
 ///   accumulation of bf16 products, twice the FMA rate);
-/// - i8 on CPUs with AVX-512 VNNI: bytes in groups of 4 consecutive k for vpdpbusd (four 8-bit
+/// - i8 with AVX-512 VNNI: bytes in groups of 4 consecutive k for vpdpbusd (four 8-bit
 ///   products summed into i32 per lane: 4x the lanes of an i32 multiply-add). vpdpbusd multiplies
 ///   unsigned by signed bytes, so A is packed as a + 128 (its bits with the top bit flipped) and
 ///   each B sliver carries 128 x its column sums over the panel, which the micro-kernel subtracts:
 ///   sum (a + 128) b - 128 sum b = sum a b, exactly (i32 arithmetic wraps the same way either way).
-#if defined(TILEKIT_HOST_GCC) && defined(__AVX512F__)
-#if defined(__AVX512BF16__)
-#define TILEKIT_HOST_BF16_DOT 1
-#endif
-#if defined(__AVX512VNNI__)
-#define TILEKIT_HOST_I8_DOT 1
-#endif
-#endif
-template <class TIn>
+template <class TIn, HostIsa ISA>
 struct HostPacking {
   using compute = typename TypeTraits<TIn>::compute;
-#if defined(TILEKIT_HOST_BF16_DOT)
-  static constexpr bool bf16_dot = std::is_same<TIn, bf16>::value;
-#else
-  static constexpr bool bf16_dot = false;
-#endif
-#if defined(TILEKIT_HOST_I8_DOT)
-  static constexpr bool i8_dot = std::is_same<TIn, int8_t>::value;
-#else
-  static constexpr bool i8_dot = false;
-#endif
+  static constexpr bool bf16_dot = host_bf16_dot(ISA, TypeTraits<TIn>::dtype);
+  static constexpr bool i8_dot = host_i8_dot(ISA, TypeTraits<TIn>::dtype);
   using type = std::conditional_t<bf16_dot, uint16_t, std::conditional_t<i8_dot, int8_t, compute>>;
   static constexpr int kgroup = bf16_dot ? 2 : i8_dot ? 4 : 1;
   /// Elements after each B sliver: NR int32 column sums (i8 dot product).
@@ -117,9 +102,9 @@ struct HostPacking {
 /// view, so both are "rows of a matrix along K"): work item w = (panel, sliver). Rows of the sliver
 /// contiguous along the sliver (column-major A, row-major B) are copied a k at a time; rows
 /// contiguous along K are transposed into the sliver; other strides take element-wise reads.
-template <class ExecSpace, class TIn, int LANES, bool IS_A>
+template <class ExecSpace, class TIn, HostIsa ISA, int LANES, bool IS_A>
 struct PackSlivers {
-  using Packing = HostPacking<TIn>;
+  using Packing = HostPacking<TIn, ISA>;
   using pack_t = typename Packing::type;
   static constexpr int KG = Packing::kgroup;
   StridedMatrix<const TIn> src;  // rows = the sliver dimension (M or N), cols = K
@@ -171,14 +156,15 @@ struct PackSlivers {
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct HostPackedMatmul {
   using compute = typename TypeTraits<TIn>::compute;
-  using pack_t = typename HostPacking<TIn>::type;
+  using Packing = HostPacking<TIn, Tile::isa>;
+  using pack_t = typename Packing::type;
   // Dynamic schedule: teams of a C row's last column (or row) have less work, and with the static
   // default one thread took the full tiles and the other the partial ones (640^3: 4:1 imbalance).
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
   using member_type = typename policy_type::member_type;
 
   static constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
-  static_assert(BK % HostPacking<TIn>::kgroup == 0, "panels of whole k groups");
+  static_assert(BK % Packing::kgroup == 0, "panels of whole k groups");
   static constexpr int MR = Tile::TM, NR = Tile::TN;
   static constexpr int kSliversM = BM / MR, kSliversN = BN / NR;
   static constexpr int kScratchLevel = 1;  // host: level 1 (level 0 is capped at 32 KB)
@@ -199,130 +185,25 @@ struct HostPackedMatmul {
     return std::size_t(BM) * BN * sizeof(compute) + 64;
   }
 
-  // The micro-kernel: acc (MR x NR, row-major) = acc_in (or 0) + A sliver x B sliver over kn steps.
-  // GCC vector extensions: each row of the micro-tile is NV vectors of W lanes; per k, NV loads of
-  // B, MR broadcasts of A and MR x NV FMAs into accumulators that stay in registers (MR x NV = 24 of
-  // the 32 AVX-512 registers for the menu's 12 x 2-vector shapes). Other compilers: plain loops.
-#if defined(TILEKIT_HOST_GCC)
-#if defined(__AVX512F__)
-  static constexpr int kSimdBytes = 64;
-#elif defined(__AVX__)
-  static constexpr int kSimdBytes = 32;
-#else
-  static constexpr int kSimdBytes = 16;
-#endif
-  static_assert((NR * sizeof(compute)) % kSimdBytes == 0, "NR must be whole vectors");
-  static constexpr int NV = int(NR * sizeof(compute) / kSimdBytes);
-  typedef compute simd_t __attribute__((vector_size(kSimdBytes)));
-  typedef compute simd_u __attribute__((vector_size(kSimdBytes), aligned(alignof(compute))));
+  /// True if this CPU runs this tile's micro-kernel for TIn inputs (its path, and for the avx512
+  /// path's bf16 and i8 kernels AVX-512 BF16 and VNNI).
+  static bool runs_here() { return Tile::runs_here(TypeTraits<TIn>::dtype); }
 
-  // noinline: a separate function keeps the accumulators in registers (inlined into the team loop,
-  // GCC spilled them).
-  __attribute__((noinline)) static void micro_kernel(int kn, const compute* __restrict a, const compute* __restrict b,
-                                                     const compute* acc_in, compute* acc_out) {
-    simd_t v[MR][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w)
-        v[i][w] = acc_in ? reinterpret_cast<const simd_u*>(acc_in + i * NR)[w] : simd_t{};
-    for (int k = 0; k < kn; ++k) {  // rank-1 updates along the panel's depth
-      simd_t bv[NV];
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) bv[w] = reinterpret_cast<const simd_u*>(b + k * NR)[w];
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        const simd_t av = a[k * MR + i] - simd_t{};  // broadcast (x - 0 == x for every x)
-#pragma GCC unroll 8
-        for (int w = 0; w < NV; ++w) v[i][w] += av * bv[w];
-      }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) reinterpret_cast<simd_u*>(acc_out + i * NR)[w] = v[i][w];
-  }
-#if defined(TILEKIT_HOST_BF16_DOT)
-  // bf16 with AVX-512 BF16: per pair of k, one vdpbf16ps per accumulator adds both products of
-  // its lane (B vector: 16 lanes x 2 k values; A: one lane's 2 k values broadcast as 32 bits).
-  static_assert(!HostPacking<TIn>::bf16_dot || kSimdBytes == 64, "AVX-512 vectors");
-  __attribute__((noinline)) static void micro_kernel(int kn, const uint16_t* __restrict a,
-                                                     const uint16_t* __restrict b, const float* acc_in,
-                                                     float* acc_out) {
-    __m512 v[MR][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) v[i][w] = acc_in ? _mm512_loadu_ps(acc_in + i * NR + w * 16) : _mm512_setzero_ps();
-    for (int kp = 0; kp < (kn + 1) / 2; ++kp) {  // pairs of k (an odd kn's last pair is padded with 0)
-      __m512bh bv[NV];
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) bv[w] = (__m512bh)_mm512_loadu_si512(b + (kp * NR + w * 16) * 2);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        int32_t pair;
-        __builtin_memcpy(&pair, a + (kp * MR + i) * 2, 4);
-        const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-#pragma GCC unroll 8
-        for (int w = 0; w < NV; ++w) v[i][w] = _mm512_dpbf16_ps(v[i][w], av, bv[w]);
-      }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) _mm512_storeu_ps(acc_out + i * NR + w * 16, v[i][w]);
-  }
+  // The micro-kernel of the tile's path (microkernel_generic.hpp, microkernel_x86.hpp).
+  static void micro_kernel(int kn, const pack_t* a, const pack_t* b, const compute* acc_in, compute* acc_out) {
+#if defined(TILEKIT_HOST_X86)
+    if constexpr (Packing::bf16_dot)
+      micro_kernel_avx512_bf16<MR, NR>(kn, a, b, acc_in, acc_out);
+    else if constexpr (Packing::i8_dot)
+      micro_kernel_avx512_i8<MR, NR>(kn, a, b, acc_in, acc_out);
+    else if constexpr (Tile::isa == HostIsa::avx512)
+      micro_kernel_avx512<MR, NR>(kn, a, b, acc_in, acc_out);
+    else if constexpr (Tile::isa == HostIsa::avx2)
+      micro_kernel_avx2<MR, NR>(kn, a, b, acc_in, acc_out);
+    else
 #endif
-#if defined(TILEKIT_HOST_I8_DOT)
-  // i8 with AVX-512 VNNI: per group of 4 k, one vpdpbusd per accumulator (B vector: 16 lanes x 4
-  // k values; A: one lane's 4 offset bytes broadcast as 32 bits); the sliver's column-sum trailer
-  // (after the padded depth) removes the offset.
-  static_assert(!HostPacking<TIn>::i8_dot || kSimdBytes == 64, "AVX-512 vectors");
-  __attribute__((noinline)) static void micro_kernel(int kn, const int8_t* __restrict a, const int8_t* __restrict b,
-                                                     const int32_t* acc_in, int32_t* acc_out) {
-    const int kq = (kn + 3) / 4;  // groups of 4 k (the last one zero-padded)
-    __m512i v[MR][NV];
-    __m512i corr[NV];
-#pragma GCC unroll 8
-    for (int w = 0; w < NV; ++w)  // (K == 0: no panel, no sums)
-      corr[w] = kn > 0 ? _mm512_loadu_si512(b + int64_t(kq) * 4 * NR + w * 64) : _mm512_setzero_si512();
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w)
-        v[i][w] = _mm512_sub_epi32(acc_in ? _mm512_loadu_si512(acc_in + i * NR + w * 16) : _mm512_setzero_si512(),
-                                   corr[w]);
-    for (int q = 0; q < kq; ++q) {
-      __m512i bv[NV];
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) bv[w] = _mm512_loadu_si512(b + (q * NR + w * 16) * 4);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        int32_t quad;
-        __builtin_memcpy(&quad, a + (q * MR + i) * 4, 4);
-        const __m512i av = _mm512_set1_epi32(quad);
-#pragma GCC unroll 8
-        for (int w = 0; w < NV; ++w) v[i][w] = _mm512_dpbusd_epi32(v[i][w], av, bv[w]);
-      }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int w = 0; w < NV; ++w) _mm512_storeu_si512(acc_out + i * NR + w * 16, v[i][w]);
+      micro_kernel_portable<MR, NR>(kn, a, b, acc_in, acc_out);
   }
-#endif
-#else
-  static void micro_kernel(int kn, const compute* a, const compute* b, const compute* acc_in, compute* acc_out) {
-    compute v[MR][NR];
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) v[i][j] = acc_in ? acc_in[i * NR + j] : compute(0);
-    for (int k = 0; k < kn; ++k)
-      for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) v[i][j] += a[k * MR + i] * b[k * NR + j];
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc_out[i * NR + j] = v[i][j];
-  }
-#endif
 
   void operator()(const member_type& team) const {
     int tile_m, tile_n;  // grouped order: consecutive teams read the same B panels
@@ -362,7 +243,8 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
                         const ExecSpace& space, const std::string& label) {
   using F = HostPackedMatmul<ExecSpace, Tile, TIn, TOut>;
   using pack_t = typename F::pack_t;
-  constexpr int kg = HostPacking<TIn>::kgroup;
+  using Packing = typename F::Packing;
+  constexpr int kg = Packing::kgroup;
   F f = f0;
   if (f.p.c.rs == 1 && f.p.c.cs != 1) {
     // Column-major C: compute C^T = op(B)^T op(A)^T into the row-major C^T. The micro-tile's rows
@@ -380,7 +262,7 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
   }
   const auto& p = f.p;
   f.a_layout = PackedLayout{(p.M + F::MR - 1) / F::MR, F::MR, F::BK, kg, p.K};
-  f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K, HostPacking<TIn>::b_extra(F::NR)};
+  f.b_layout = PackedLayout{(p.N + F::NR - 1) / F::NR, F::NR, F::BK, kg, p.K, Packing::b_extra(F::NR)};
   if (p.K > 0) {
     const std::size_t a_elems = std::size_t(f.a_layout.elems()), b_elems = std::size_t(f.b_layout.elems());
     const std::size_t a_bytes = (a_elems * sizeof(pack_t) + 63) / 64 * 64;
@@ -392,9 +274,9 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
     using RP = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
     const std::string in = dtype_name(TypeTraits<TIn>::dtype);
     Kokkos::parallel_for("tilekit::matmul_pack_a_" + in, RP(space, 0, f.a_layout.panels() * f.a_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, F::MR, true>{p.a, ap, f.a_layout});
+                         PackSlivers<ExecSpace, TIn, Tile::isa, F::MR, true>{p.a, ap, f.a_layout});
     Kokkos::parallel_for("tilekit::matmul_pack_b_" + in, RP(space, 0, f.b_layout.panels() * f.b_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, F::NR, false>{bt, bp, f.b_layout});
+                         PackSlivers<ExecSpace, TIn, Tile::isa, F::NR, false>{bt, bp, f.b_layout});
     f.a_packed = ap;
     f.b_packed = bp;
   }
