@@ -40,13 +40,13 @@ constexpr const char* kCudaWgmmaDefault = "bm128_bn128_bk64_tm64_tn128_wg_g8_t8_
 constexpr const char* kCudaWgmmaSmall = "bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32";
 // Where K is 2048 or more and the 128x256 tiles fill 7/8 of the SMs, the warp-specialised tile (TMA
 // producer, persistent grid, compact epilogue: kernels/matmul_wgmma_ws_sm90.hpp). H100 f16,
-// column-major, `tilekit matmul` in one call of session 8 after the compact epilogue: 4096^3 626
+// column-major, `tilekit matmul` in one call at f4f1eda (2026-11-23) after the compact epilogue: 4096^3 626
 // TFLOP/s against 394 for 128x128, 8192^3 705 against 428, 9728x8192x65536 654; before that
 // epilogue the ws tile lost at 4096^3 (278 against 345) and the threshold was 8192. Operands TMA
 // cannot describe (pitches not a multiple of 16 bytes) take its cp.async producer, slower (297
 // TFLOP/s at 8192^3 before the compact epilogue; not re-measured).
 constexpr const char* kCudaWgmmaDeepK = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32";
-// Session 9 (same call, f16, column-major, `tilekit matmul`, TFLOP/s): 2048^3 376 against 299 for
+// 92ec43b, 2026-11-24 (same call, f16, column-major, `tilekit matmul`, TFLOP/s): 2048^3 376 against 299 for
 // 128x128 (its 128 tiles on 132 SMs), so from K = 2048 where its tiles fill 7/8 of the SMs.
 constexpr int64_t kCudaWgmmaDeepKMin = 2048;
 // Where the 128x256 tile's K loop is long enough for two-team clusters (kWsMulticast.min_k_steps:
@@ -68,7 +68,7 @@ constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 // f64 where the 128x64 tiles number fewer than the SMs (1024^3: 128 tiles for 132 SMs, one team of
 // 4 warps each): the 64x64 DMMA tile, two teams an SM. H100, Nsight Compute, column-major, kernel us
-// (session 21, perf notes 30): 1024^3 58.0-58.3 against 69.6-69.7 for 128x64; 2048^3 (512 tiles of
+// (2026-11-25, perf notes 30): 1024^3 58.0-58.3 against 69.6-69.7 for 128x64; 2048^3 (512 tiles of
 // 128x64) 431 against 411.
 constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
