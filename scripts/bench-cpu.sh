@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs tilekit's CPU benchmarks on this machine (OpenMP backend) and writes the CPU section of
-# BENCHMARKS.md from the measured JSON.
+# Runs tilekit's CPU benchmarks on this machine (OpenMP backend), writes the results folder's README.md
+# (the command) and regenerates BENCHMARKS.md from all results with scripts/bench-report.py.
 #
 #   scripts/bench-cpu.sh            full run: matmul f32, f64, f16 at 128..2048 step 128, twice (about
 #                                   12 min on 2 idle cores; more while it waits for other users' work)
@@ -10,7 +10,7 @@
 #
 # Environment: TILEKIT_BENCH_SHAPES / TILEKIT_BENCH_DTYPES override the shapes / types (syntax:
 # tilekit_bench_matmul --help); BENCH_RESULTS (default bench/results/cpu-openmp) is where the JSON
-# goes; BENCH_SECTION (default cpu-openmp) names the BENCHMARKS.md section. BENCH_OPENBLAS_BF16=1
+# goes; BENCH_SECTION (default cpu-openmp) names the suite. BENCH_OPENBLAS_BF16=1
 # links the benchmark against OpenBLAS 0.3.21 built with BUILD_BFLOAT16 (scripts/openblas-bf16.sh:
 # Debian's own does not export cblas_sbgemm), adding the bf16 vendor series; the setting stays in
 # build/openmp's CMake cache until TILEKIT_OPENBLAS_LIBRARY is reset.
@@ -135,7 +135,23 @@ cmd="scripts/bench-cpu.sh"
 if grep -q -- "--retime" "$results/run.txt" 2>/dev/null; then
   cmd="$cmd, then scripts/bench-cpu.sh --retime"
 fi
-notes="Each figure is the median of one process's timed iterations; each process ran $passes times and every benchmark keeps its fastest run, since other users' work on the shared cores only slows runs down. Benchmarks during which other processes took more than 10% of the CPUs were re-timed once the cores were idle. The load around each run (\`$results/run.txt\`):"$'\n'
-notes+=$(grep -v "^bench-rerun" "$results/run.txt" | sed 's/^/- /')
-"$py" scripts/report.py --section "$section" --title "CPU: OpenMP backend ($(nproc) cores)" \
-  --command "$cmd" --out BENCHMARKS.md --plots docs/bench --notes "$notes" "$results"/matmul_*.json
+# The folder's README.md records how its JSON was made; scripts/bench-report.py quotes its Command line.
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || rev="$rev (with uncommitted changes)"
+cat > "$results/README.md" <<README
+# $results
+
+Written by scripts/bench-cpu.sh on $(date -u +%Y-%m-%d) at commit $rev, from the repository root:
+
+Command: \`$cmd\`
+
+Each process ran $passes times and every benchmark keeps its fastest run (other users' work on shared
+cores only slows runs down); benchmarks during which other processes took more than 10% of the CPUs
+were re-timed once the cores were idle. \`run.txt\`: the load before and after each pass, and the
+re-timed benchmarks.
+README
+"$py" scripts/bench-report.py
+case $section in
+  cpu-openmp|cpu-openmp-bf16|cpu-openmp-shapes) ;;
+  *) echo "bench-cpu: $results is not among the suites of scripts/bench-report.py (SUITES); add it there to report it" ;;
+esac

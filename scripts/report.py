@@ -1,15 +1,12 @@
 #!/usr/bin/env python3
-"""Writes one section of BENCHMARKS.md (tables with ratio columns, PNG plots) from benchmark JSON.
+"""Prints the tables of a set of benchmark JSON files (quick looks, the GPU run's summary, the smoke
+test); BENCHMARKS.md itself is written by scripts/bench-report.py, which uses this file's JSON reading.
 
-    scripts/report.py --section cpu --title "CPU: OpenMP backend" --command "scripts/bench-cpu.sh" \
-        --out BENCHMARKS.md --plots docs/bench bench/results/cpu/*.json
+    scripts/report.py --stdout --section x --title x --command x [--only-shapes REGEX] FILE.json...
 
 Reads Google Benchmark JSON (tilekit_bench_* with --benchmark_out_format=json) and the cuBLAS
 baseline's JSON of the same shape. Names follow bench/harness.hpp:
-"<family>/<dtype>/<series>/<shape>[/...]". The section is written between the markers
-<!-- bench:<section> begin --> and <!-- bench:<section> end -->, replacing what was there, so each
-machine's section is regenerated on its own. Every table and plot carries the command, the machine
-and the date of the run it comes from. Uses only the standard library and matplotlib.
+"<family>/<dtype>/<series>/<shape>[/...]". Uses only the standard library.
 """
 import argparse
 import json
@@ -37,7 +34,7 @@ FAMILIES = {
 # A timing during which other processes took more than this share of the CPUs is marked.
 OTHER_LOAD_PCT = 10
 
-# Display names and plot styles of known series; unknown ones get their own name and a default style.
+# Display names of known series; unknown ones keep their own name.
 VENDORS = {"openblas": "OpenBLAS", "cublas": "cuBLAS", "rocblas": "rocBLAS"}
 PRETTY = {"kokkos_kernels": "Kokkos Kernels", "copy": "copy", "kokkos_parallel_for": "Kokkos parallel_for"}
 
@@ -91,14 +88,11 @@ def parse_args():
     ap.add_argument("--section", required=True, help="section id, e.g. cpu or gpu-h100")
     ap.add_argument("--title", required=True, help="section heading")
     ap.add_argument("--command", required=True, help="the command that produced the JSON files")
-    ap.add_argument("--out", default="BENCHMARKS.md")
-    ap.add_argument("--plots", default="docs/bench", help="folder for the PNG plots")
     ap.add_argument("--metric", choices=["auto", "host", "events"], default="auto",
                     help="host: rates from the host clock with a fence/synchronize in the timed region; "
                          "events: from CUDA events; auto: events when every row has them")
     ap.add_argument("--notes", default="", help="Markdown appended under the section's header")
-    ap.add_argument("--stdout", action="store_true",
-                    help="print the section's tables to stdout instead of writing files (no plots)")
+    ap.add_argument("--stdout", action="store_true", help="print the tables to stdout (required)")
     ap.add_argument("--only-shapes", default="",
                     help="with --stdout: a regex; only shapes matching it (e.g. '^(1024|4096|8192)x')")
     return ap.parse_args()
@@ -154,17 +148,6 @@ def series_order(names):
     return sorted(names, key=key)
 
 
-def style(series):
-    base, plus, _ = series.partition("+")
-    ls = "--" if plus else "-"
-    if base.startswith("tilekit:"):
-        return {"color": "tab:blue" if base == "tilekit:default" else "tab:purple", "linestyle": ls, "marker": "o"}
-    if base in VENDORS:
-        return {"color": "tab:green", "linestyle": ls, "marker": "s"}
-    if base.startswith("kokkos"):
-        return {"color": "tab:orange", "linestyle": ls, "marker": "^"}
-    return {"color": "tab:gray", "linestyle": ls, "marker": "x"}
-
 
 def main():
     args = parse_args()
@@ -190,7 +173,7 @@ def main():
     machine = machine_of(next((c for _, c in contexts if c.get("tilekit_backend") and not c.get("baseline")),
                               first))
     if not args.stdout:
-        os.makedirs(args.plots, exist_ok=True)
+        sys.exit("report.py prints tables only (--stdout); BENCHMARKS.md is written by scripts/bench-report.py")
 
     out = []
     out.append(f"## {args.title}\n")
@@ -328,76 +311,7 @@ def main():
             else:
                 out.append(f"Command: `{args.command}`; machine: {machine}; date: {date}.\n")
 
-            png = None if args.stdout else plot(args, fam, dtype, series, table, metric, unit, scale, machine, date)
-            if png:
-                rel = os.path.relpath(png, os.path.dirname(os.path.abspath(args.out)) or ".")
-                out.append(f"![{fam} {dtype} on {machine}, {date}]({rel})\n")
-                out.append(f"*Plot: `{args.command}` on {machine}, {date}; square shapes only.*\n")
-
-    if args.stdout:
-        print("\n".join(out))
-        return
-    write_section(args.out, args.section, "\n".join(out).rstrip() + "\n")
-    print(f"report.py: wrote section '{args.section}' of {args.out} ({len(rows)} benchmarks)")
-
-
-def plot(args, fam, dtype, series, table, metric, unit, scale, machine, date):
-    squares = [(shape, cells) for shape, cells in table.items() if len(set(shape.split("x"))) == 1]
-    if len(squares) < 2:
-        return None
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("report.py: matplotlib missing (Debian: python3-matplotlib); no plots", file=sys.stderr)
-        return None
-    fig, ax = plt.subplots(figsize=(9, 5.2))
-    for s in series:
-        if s == "copy" and fam == "matmul":  # a bandwidth floor counted as FLOP/s: off the scale of the others
-            continue
-        xs, ys = [], []
-        for shape, cells in squares:
-            r = cells.get(s)
-            v = r.rate(metric) if r else None
-            if v is not None:
-                xs.append(int(shape.split("x")[0]))
-                ys.append(v * scale)
-        if xs:
-            ax.plot(xs, ys, label=pretty(s), markersize=3, linewidth=1.4, **style(s))
-    ax.set_xlabel("M = N = K")
-    ax.set_ylabel(unit)
-    ax.set_title(f"{fam} {dtype}: {machine}")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, f"{args.command}  |  {date}", fontsize=7, color="0.35")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = os.path.join(args.plots, f"{args.section}_{fam}_{dtype}.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-HEADER = """# tilekit benchmarks
-
-How fast tilekit's kernels run against the vendor libraries and Kokkos Kernels, measured side by side
-on the same data. Every section below is generated by `scripts/report.py` from the JSON files of one
-run (committed under `bench/results/`), and names the command, the machine and the date it comes from;
-no figure here was written by hand. How to run them: README.md, section "Benchmarks".
-"""
-
-
-def write_section(path, section, body):
-    begin, end = f"<!-- bench:{section} begin -->", f"<!-- bench:{section} end -->"
-    block = f"{begin}\n{body}{end}\n"
-    text = open(path).read() if os.path.exists(path) else HEADER
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    with open(path, "w") as f:
-        f.write(text)
+    print("\n".join(out))
 
 
 if __name__ == "__main__":
