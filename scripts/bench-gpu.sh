@@ -6,7 +6,7 @@
 #   2. runs it, then tilekit_bench_matmul (tilekit + Kokkos Kernels), on the same shapes and types,
 #   3. writes to $OUT (at most 8 files): matmul_cuda_cublas.json, matmul_cuda_tilekit.json,
 #      cublas.log, tilekit.log, gpu.txt.
-# It keeps within TILEKIT_BENCH_BUDGET_S seconds (default 540, under the device tool's 600 s limit):
+# It keeps within TILEKIT_BENCH_BUDGET_S seconds (default 540, under a 600 s limit per command on the GPU machine):
 # each program skips, with the reason in its JSON, any benchmark whose series' rate on the previous
 # shape says it would end past its deadline (e.g. tilekit or Kokkos Kernels at 9728x8192x65536).
 # Back on the build machine: scripts/dev/bench-gpu-report.sh <folder with the returned files>.

@@ -2,7 +2,7 @@
 # Runs HERE (the CPU build machine), for carrying a benchmark binary to the GPU machine instead of
 # building it there (scripts/dev/gpu-build.sh, the faster way for the cuda preset): builds the preset's
 # benchmark binary and copies it, with the shared libraries the GPU machine may lack, into
-# .carry/<preset> (ignored by git; name it in the device tool's carry list):
+# .carry/<preset> (ignored by git; carried to the GPU machine):
 #   tilekit_bench_matmul      the CUDA build, $ORIGIN rpath
 #   libcudart.so.*            the CUDA runtime it links (cuda11: Debian's 11.8, which the GPU machine lacks)
 #   libbenchmark.so.1debian   Google Benchmark 1.7.1 (Debian ships it as a shared library only)

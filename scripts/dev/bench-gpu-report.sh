@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs HERE after a GPU benchmark run: copies the JSON files that scripts/bench-gpu.sh wrote to $OUT
-# (returned by the device tool into FOLDER) to bench/results/<section>/, records TILEKIT_BENCH_COMMAND
+# (copied back from the GPU machine into FOLDER) to bench/results/<section>/, records TILEKIT_BENCH_COMMAND
 # (the command that ran there) in that folder's README.md and regenerates BENCHMARKS.md with
 # scripts/bench-report.py.
 #
