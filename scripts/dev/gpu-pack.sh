@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs HERE (the Debian build machine): packs what building the cuda preset ON THE GPU MACHINE needs
-# and that machine cannot fetch, into .carry/gpu-build (ignored by git; name it in the device
-# tool's carry list, about 4 MB):
+# and that machine cannot fetch, into .carry/gpu-build (ignored by git; carry it to the GPU machine with the
+# working tree, about 4 MB):
 #   kokkos-src.tar.xz   kokkos/ and kokkos-kernels/ 3.4.01 as extracted from Debian's trilinos source
 #   debs/*.deb          Debian's GoogleTest, Google Benchmark, CLI11, nlohmann-json and fmt packages
 #                       (unpacked there with dpkg -x; the GPU machine has none of them)
