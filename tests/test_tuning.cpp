@@ -628,3 +628,17 @@ TEST(SweepJournal, KeepsEveryWholeRecordAndSkipsATornLastLine) {
 }
 
 }  // namespace
+
+TEST(ShippedTuning, EveryResultsFileOfTheTreeIsCompiledIn) {
+  // The results shipped in tilekit/tuning/results are compiled in as the last fallback of `auto`: a
+  // build that globbed the wrong folder would silently lose every tuned entry.
+  const auto& shipped = tilekit::tuning::builtin_shipped_results();
+  bool host = false, cuda = false;
+  for (const auto& file : shipped) {
+    host = host || file.first.rfind("openmp__", 0) == 0;
+    cuda = cuda || file.first.rfind("cuda__", 0) == 0;
+    EXPECT_NE(file.second.find("\"entries\""), std::string::npos) << file.first;
+  }
+  EXPECT_TRUE(host) << "no openmp__*.json among " << shipped.size() << " shipped files";
+  EXPECT_TRUE(cuda) << "no cuda__*.json among " << shipped.size() << " shipped files";
+}
