@@ -4,9 +4,10 @@
 // Every series computes C = A B (alpha 1, beta 0) on column-major A (M x K), B (K x N), C (M x N),
 // the BLAS convention, from the same random inputs (tilekit/kernels/core/fill.hpp, fixed seeds; never zeros):
 //   tilekit:<config>               tilekit's blocked matmul with that config source's config
-//                                  (default, tuned), or a config named in --tk_configs
+//                                  (default: the backend's default tile; auto: what `--config auto`
+//                                  and tilekit::gemm pick), or a config named in --tk_configs
 //   tilekit:<config>+leaky_relu    the same with leaky_relu (slope 0.01) fused into the epilogue
-//   tilekit:tuned+bias+gelu        the tuned config with a bias (one random value per column of C) and
+//   tilekit:auto+bias+gelu         the auto config with a bias (one random value per column of C) and
 //                                  gelu fused (floating-point types): the cost of a heavier epilogue
 //   kokkos_kernels                 KokkosBlas::gemm, native (no TPL); f32 and f64 only: Kokkos
 //                                  Kernels has no f16 gemm
@@ -75,7 +76,7 @@ struct ConfigSource {
 
 /// What `--config auto` picks for the shape (tuning cache: exact shape, nearest tuned shape, then
 /// the default), for column-major operands and no epilogue, as the benchmark runs them.
-MatmulConfig tuned_config(const Shape& sh, DType t, Math math) {
+MatmulConfig auto_config(const Shape& sh, DType t, Math math) {
   const tuning::MatmulLayouts layouts{true, true, true};
   const DType out = default_out_dtype(t);
   const auto key = tuning::matmul_key(t, out, layouts, Epilogue{}, sh.M, sh.N, sh.K, math);
@@ -86,7 +87,7 @@ MatmulConfig tuned_config(const Shape& sh, DType t, Math math) {
 /// One tilekit series per entry, each also run with the fused activation.
 const ConfigSource kConfigSources[] = {
     {"default", &default_config},
-    {"tuned", &tuned_config},
+    {"auto", &auto_config},
 };
 
 // ---- series ------------------------------------------------------------------------------------
@@ -118,8 +119,8 @@ std::vector<Series> series_for(Math math) {
     if (!std::is_integral<T>::value)  // integer accumulators take relu only
       s.push_back({std::string("tilekit:") + src.label + "+" + activation_name(kActivation), Impl::tilekit,
                    kActivation, src.config});
-    if (!std::is_integral<T>::value && std::string(src.label) == "tuned")
-      s.push_back({"tilekit:tuned+bias+gelu", Impl::tilekit, Activation::gelu, src.config, true});
+    if (!std::is_integral<T>::value && std::string(src.label) == "auto")
+      s.push_back({"tilekit:auto+bias+gelu", Impl::tilekit, Activation::gelu, src.config, true});
   }
   for (const std::string& name : options().configs) {  // --tk_configs (checked in register_matmul)
     MatmulConfig cfg;
@@ -451,7 +452,7 @@ void register_matmul() {
   benchmark::AddCustomContext("matmul_activation",
                               std::string(activation_name(kActivation)) +
                                   " (slope 0.01): fused into tilekit's epilogue; a separate Kokkos pass over C "
-                                  "after the vendor gemm. tilekit:tuned+bias+gelu: a per-column bias (random, "
+                                  "after the vendor gemm. tilekit:auto+bias+gelu: a per-column bias (random, "
                                   "seed 4) and gelu (tanh form) fused");
   benchmark::AddCustomContext("matmul_kokkos_kernels",
                               "KokkosBlas::gemm " + kokkos_kernels_version() +

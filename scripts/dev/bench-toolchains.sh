@@ -20,7 +20,7 @@ for r in $(seq 1 "$rounds"); do
     dir=${pair%%:*} label=${pair##*:}
     LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/tilekit_bench_matmul" \
       --tk_shapes="$shapes" --tk_dtypes="$dtypes" --tk_warmup=3 --tk_min_reps=20 --tk_max_reps=50 \
-      --tk_note="toolchain $label, round $r" --benchmark_filter='/(tilekit:default|tilekit:tuned|kokkos_kernels)/' \
+      --tk_note="toolchain $label, round $r" --benchmark_filter='/(tilekit:default|tilekit:auto|kokkos_kernels)/' \
       --benchmark_out="$out/toolchains_${label}_$r.json" --benchmark_out_format=json > "$out/toolchains_${label}_$r.log" 2>&1 \
       || echo "bench-toolchains: $label round $r exited $?"
   done

@@ -1,4 +1,5 @@
 // Per-backend default matmul configurations: one table. Later tuning sweeps rewrite its rows.
+#include "tilekit/kernels/core/cpu.hpp"
 #include "tilekit/kernels/core/device.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/tiles.hpp"
@@ -10,9 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 namespace tilekit {
@@ -143,25 +142,8 @@ const char* cuda_tensor_core_default(DType input, Math math) {
 }
 }  // namespace
 
-/// L2 bytes per core of the host CPU (sysconf, else /sys), 0 when unknown.
-static int64_t host_l2_bytes() {
-  static const int64_t bytes = [] {
-    long v = 0;
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-    v = ::sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    if (v > 0) return int64_t(v);
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index2/size");
-    int64_t n = 0;
-    std::string unit;
-    if (f >> n) {
-      f >> unit;
-      return n * (unit.empty() || unit[0] == 'K' ? 1024 : unit[0] == 'M' ? 1024 * 1024 : 1);
-    }
-    return int64_t(0);
-  }();
-  return bytes;
-}
+/// L2 bytes per core of the host CPU (tilekit/kernels/core/cpu.hpp), 0 when unknown.
+static int64_t host_l2_bytes() { return int64_t(cpu_info().l2_bytes); }
 
 /// The host tiles of the widest path whose micro-kernel this CPU runs for `input` inputs.
 const HostPathTiles& host_path_tiles(DType input) {
