@@ -1155,3 +1155,68 @@ TEST(MatmulRejects, AnActivationOutsideTheEnum) {
 }
 
 }  // namespace
+
+namespace {
+
+/// C = op(A) op(B) + 0.5 C + bias, then `act`, 200 x 264 x 712 (three K panels, ragged edges),
+/// row-major, with `cfg`; C copied to the host.
+template <class T>
+std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act) {
+  const int64_t M = 200, N = 264, K = 712;
+  Kokkos::View<T**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N), C("C", M, N);
+  Kokkos::View<T*> bias("bias", N);
+  fill_random(A.data(), M * K, 11);
+  fill_random(B.data(), K * N, 12);
+  fill_random(C.data(), M * N, 13);
+  fill_random(bias.data(), N, 14);
+  matmul(Op::N, Op::N, T(1), A, B, T(0.5), C, cfg, act, bias);
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  return std::vector<T>(h.data(), h.data() + M * N);
+}
+
+template <class T>
+void expect_host_paths_agree() {
+  // Every host micro-kernel path this CPU runs (avx512, avx2, portable) accumulates each element
+  // over k in the same order, with fused multiply-adds where the build's baseline has them, so their
+  // products (with alpha, beta and the bias) match bit for bit; without FMA in the baseline the
+  // portable path rounds each product and only the tolerance holds. The f32 activations are
+  // polynomials the compiler vectorizes per micro-tile width, so after gelu only the tolerance holds.
+  std::vector<MatmulConfig> tiles;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<T, T>())
+    if (!cfg.thin && cfg.team_size == 1) tiles.push_back(cfg);
+  if (tiles.size() < 2) GTEST_SKIP() << "one host path here";
+  for (Activation act : {Activation::none, Activation::gelu}) {
+  const bool bitwise = act == Activation::none || std::is_same<T, double>::value;
+  const std::vector<T> first = host_path_product<T>(tiles.front(), act);
+  for (std::size_t i = 1; i < tiles.size(); ++i) {
+    const std::vector<T> other = host_path_product<T>(tiles[i], act);
+    int64_t differ = 0;
+    double worst = 0;
+    for (std::size_t e = 0; e < first.size(); ++e) {
+      if (std::memcmp(&first[e], &other[e], sizeof(T)) != 0) ++differ;
+      worst = std::max(worst, std::abs(double(first[e]) - double(other[e])) / std::max(1.0, std::abs(double(first[e]))));
+    }
+#if defined(__FMA__) || defined(__aarch64__)
+    if (bitwise)
+      EXPECT_EQ(differ, 0) << tiles.front().name() << " against " << tiles[i].name() << ", " << activation_name(act)
+                           << " (worst " << worst << ")";
+#endif
+    const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
+    EXPECT_LE(worst, limit)
+        << tiles.front().name() << " against " << tiles[i].name() << ", " << activation_name(act);
+  }
+  }
+}
+
+}  // namespace
+
+TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF32) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_host_paths_agree<float>();
+}
+
+TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF64) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_host_paths_agree<double>();
+}
