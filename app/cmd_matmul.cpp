@@ -8,6 +8,7 @@
 #include "tilekit/kernels/matmul/tiles.hpp"
 #include "tilekit/tuning/matmul_defaults.hpp"
 #include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/peak_cache.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -182,6 +183,8 @@ int run_typed(const MatmulOpts& o) {
   const double median = times.empty() ? 0.0 : times[times.size() / 2];
   const double flops = 2.0 * double(o.M) * double(o.N) * double(o.K);
   const double tflops = median > 0 ? flops / median * 1e-12 : 0.0;
+  // The machine's peak for the type: a vendor-independent reading of the rate.
+  const PeakRate peak = tuning::machine_peak(TypeTraits<TIn>::dtype, math, tuning::TuningCache::default_dir());
 
   double err = 0.0, tol = 0.0;
   bool pass = true;
@@ -207,6 +210,8 @@ int run_typed(const MatmulOpts& o) {
                         {"math", math_name(math)}, {"reps", o.reps},
                         {"median_s", median}, {"times_s", times}, {"tflops", tflops},
                         {"kernel", launched.kernel}};
+    if (peak.flops > 0)
+      j["peak"] = {{"tflops", peak.flops * 1e-12}, {"fraction", tflops * 1e12 / peak.flops}, {"basis", peak.basis}};
     if (cfg.ws)
       j["ws"] = {{"loads", launched.ws_loads}, {"drift_bound", launched.ws_drift_bound},
                  {"multicast", launched.ws_multicast}};
@@ -229,6 +234,9 @@ int run_typed(const MatmulOpts& o) {
       fmt::print("time      median {:.3f} ms over {} reps (min {:.3f}, max {:.3f})\n", median * 1e3, times.size(),
                  times.front() * 1e3, times.back() * 1e3);
     fmt::print("rate      {:.3f} TFLOP/s ({:.1f} GFLOP/s)\n", tflops, tflops * 1e3);
+    if (peak.flops > 0)
+      fmt::print("peak      {:.0f}% of {:.1f} GFLOP/s ({})\n", 100.0 * tflops * 1e12 / peak.flops, peak.flops * 1e-9,
+                 peak.basis);
     if (o.check)
       fmt::print("check     rel error {:.3e} (tolerance {:.3e}) vs KokkosBlas::gemm in f64: {}\n", err, tol,
                  pass ? "PASS" : "FAIL");

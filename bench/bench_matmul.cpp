@@ -29,6 +29,7 @@
 #include "tilekit/kernels/matmul/tiles.hpp"
 #include "tilekit/tuning/matmul_defaults.hpp"
 #include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/peak_cache.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -369,6 +370,9 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
 
   const double rate = set_rate_counters(state, samples, flops, "TFLOPS", 1e-12);
   record_rate(key, rate);
+  // The fraction of the machine's peak for the type (FMA probe on CPUs, the device's table on GPUs).
+  const double peak = tuning::machine_peak(TypeTraits<T>::dtype, math, tuning::TuningCache::default_dir()).flops;
+  if (peak > 0) state.counters["peak_frac"] = rate * 1e12 / peak;
   state.counters["M"] = double(shape.M);
   state.counters["N"] = double(shape.N);
   state.counters["K"] = double(shape.K);
