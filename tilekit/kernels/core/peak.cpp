@@ -136,6 +136,7 @@ PeakRate device_peak(DType in, Math math, double probed_f32) {
   const CpuInfo& cpu = cpu_info();
   if (in == DType::bf16 && isa == HostIsa::avx512 && cpu.avx512_bf16) scale = 2.0, how = "bf16 dot products (2x f32)";
   if (in == DType::i8 && isa == HostIsa::avx512 && cpu.avx512_vnni) scale = 4.0, how = "i8 dot products (4x f32)";
+  else if (in == DType::i8 && isa != HostIsa::portable) scale = 2.0, how = "i8 pairs, vpmaddwd (2x f32)";
   r.flops = probed_f32 * scale;
   r.basis = fmt::format("{} path, {} threads, {}: FMA probe", host_isa_name(isa),
                         Kokkos::DefaultExecutionSpace().concurrency(), how);

@@ -229,6 +229,16 @@ constexpr bool host_i8_dot(HostIsa isa, DType in) {
 #endif
 }
 
+/// Whether the host micro-kernel of path `isa` reads i8 inputs as int16 pairs of consecutive k
+/// (the avx2 path's vpmaddwd: two products summed into i32 per lane, twice the lanes of an f32 FMA).
+constexpr bool host_i8_pairs(HostIsa isa, DType in) {
+#if defined(TILEKIT_HOST_X86_PATHS)
+  return isa == HostIsa::avx2 && in == DType::i8;
+#else
+  return (void)isa, (void)in, false;
+#endif
+}
+
 /// A tile of the host packed kernel (tilekit/kernels/matmul/host/packed.hpp; Serial, OpenMP): a team (one
 /// thread) computes a BM x BN tile of C [BLIS: MC x NC] from operands packed once per call, K in
 /// panels of BK [KC]; the micro-kernel holds TM x TN [MR x NR] accumulators in vector registers.

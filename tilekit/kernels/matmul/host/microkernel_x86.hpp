@@ -38,6 +38,40 @@ TILEKIT_TARGET_AVX512 __attribute__((noinline)) void micro_kernel_avx512(int kn,
   micro_kernel_body<MR, NR, 64>(kn, a, b, acc_in, acc_out);
 }
 
+/// i8 on the avx2 path: operands packed as int16 pairs of consecutive k; per pair, one vpmaddwd per
+/// accumulator vector (B: 8 lanes x 2 k values; A: one lane's pair broadcast as 32 bits) sums both
+/// products into i32 lanes, exactly (|a b| <= 2^14), twice the lanes of an f32 FMA.
+template <int MR, int NR>
+TILEKIT_TARGET_AVX2 __attribute__((noinline)) void micro_kernel_avx2_i8(int kn, const int16_t* __restrict a,
+                                                                        const int16_t* __restrict b,
+                                                                        const int32_t* acc_in, int32_t* acc_out) {
+  constexpr int NV = NR / 8;
+  __m256i v[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int w = 0; w < NV; ++w)
+      v[i][w] = acc_in ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_in + i * NR + w * 8))
+                       : _mm256_setzero_si256();
+  for (int kp = 0; kp < (kn + 1) / 2; ++kp) {  // pairs of k (an odd kn's last pair is padded with 0)
+    __m256i bv[NV];
+#pragma GCC unroll 8
+    for (int w = 0; w < NV; ++w) bv[w] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (kp * NR + w * 8) * 2));
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      int32_t pair;
+      __builtin_memcpy(&pair, a + (kp * MR + i) * 2, 4);
+      const __m256i av = _mm256_set1_epi32(pair);
+#pragma GCC unroll 8
+      for (int w = 0; w < NV; ++w) v[i][w] = _mm256_add_epi32(v[i][w], _mm256_madd_epi16(av, bv[w]));
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int w = 0; w < NV; ++w) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * NR + w * 8), v[i][w]);
+}
+
 /// bf16 with AVX-512 BF16: per pair of k, one vdpbf16ps per accumulator adds both products of its
 /// lane (B vector: 16 lanes x 2 k values; A: one lane's 2 k values broadcast as 32 bits).
 template <int MR, int NR>

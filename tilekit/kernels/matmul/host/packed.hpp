@@ -86,14 +86,17 @@ struct HostPacking {
   using compute = typename TypeTraits<TIn>::compute;
   static constexpr bool bf16_dot = host_bf16_dot(ISA, TypeTraits<TIn>::dtype);
   static constexpr bool i8_dot = host_i8_dot(ISA, TypeTraits<TIn>::dtype);
-  using type = std::conditional_t<bf16_dot, uint16_t, std::conditional_t<i8_dot, int8_t, compute>>;
-  static constexpr int kgroup = bf16_dot ? 2 : i8_dot ? 4 : 1;
+  static constexpr bool i8_pairs = host_i8_pairs(ISA, TypeTraits<TIn>::dtype);
+  using type = std::conditional_t<bf16_dot, uint16_t,
+                                  std::conditional_t<i8_dot, int8_t, std::conditional_t<i8_pairs, int16_t, compute>>>;
+  static constexpr int kgroup = bf16_dot || i8_pairs ? 2 : i8_dot ? 4 : 1;
   /// Elements after each B sliver: NR int32 column sums (i8 dot product).
   static constexpr int b_extra(int nr) { return i8_dot ? nr * 4 : 0; }
   template <bool IS_A>
   static type pack(const TIn& x) {
     if constexpr (bf16_dot) return x.bits;
     else if constexpr (i8_dot) return IS_A ? static_cast<int8_t>(static_cast<uint8_t>(x) ^ 0x80u) : x;
+    else if constexpr (i8_pairs) return static_cast<int16_t>(x);
     else return convert<compute>(x);
   }
 };
@@ -196,6 +199,8 @@ struct HostPackedMatmul {
       micro_kernel_avx512_bf16<MR, NR>(kn, a, b, acc_in, acc_out);
     else if constexpr (Packing::i8_dot)
       micro_kernel_avx512_i8<MR, NR>(kn, a, b, acc_in, acc_out);
+    else if constexpr (Packing::i8_pairs)
+      micro_kernel_avx2_i8<MR, NR>(kn, a, b, acc_in, acc_out);
     else if constexpr (Tile::isa == HostIsa::avx512)
       micro_kernel_avx512<MR, NR>(kn, a, b, acc_in, acc_out);
     else if constexpr (Tile::isa == HostIsa::avx2)
