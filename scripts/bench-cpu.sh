@@ -13,7 +13,9 @@
 # goes; BENCH_SECTION (default cpu-openmp) names the suite. BENCH_OPENBLAS_BF16=1
 # links the benchmark against OpenBLAS 0.3.21 built with BUILD_BFLOAT16 (scripts/openblas-bf16.sh:
 # Debian's own does not export cblas_sbgemm), adding the bf16 vendor series; the setting stays in
-# build/openmp's CMake cache until TILEKIT_OPENBLAS_LIBRARY is reset.
+# build/openmp's CMake cache until TILEKIT_OPENBLAS_LIBRARY is reset. BENCH_HOST_ISA=avx2 (or
+# portable) runs tilekit on that host micro-kernel path (TILEKIT_HOST_ISA) and OpenBLAS on its Haswell
+# kernels (OPENBLAS_CORETYPE=Haswell), so that an AVX-512 machine measures the AVX2 pair too.
 #
 # Two processes, each under the settings its libraries are best in (shared/TOOLCHAIN.md):
 #   1. tilekit and Kokkos Kernels: Kokkos' OpenMP threads pinned, OMP_PROC_BIND=spread OMP_PLACES=threads;
@@ -118,10 +120,16 @@ run() {
 # The copy series (Kokkos::deep_copy of the shape's bytes: the memory-bound floor that the shape
 # set's targets are stated against) runs under Kokkos' settings, in the first process.
 echo "== tilekit + Kokkos Kernels + copy (OMP_PROC_BIND=spread OMP_PLACES=threads)"
-run matmul_kokkos.json '/(tilekit[^/]*|kokkos_kernels|copy)/' OMP_PROC_BIND=spread OMP_PLACES=threads
+isa=()
+blas=()
+if [ -n "${BENCH_HOST_ISA:-}" ]; then
+  isa=(TILEKIT_HOST_ISA="$BENCH_HOST_ISA")
+  [ "$BENCH_HOST_ISA" != avx512 ] && blas=(OPENBLAS_CORETYPE=Haswell)
+fi
+run matmul_kokkos.json '/(tilekit[^/]*|kokkos_kernels|copy)/' OMP_PROC_BIND=spread OMP_PLACES=threads "${isa[@]}"
 
 echo "== OpenBLAS (OMP_PROC_BIND unset, OMP_WAIT_POLICY=passive)"
-run matmul_openblas.json '/openblas' -u OMP_PROC_BIND -u OMP_PLACES OMP_WAIT_POLICY=passive
+run matmul_openblas.json '/openblas' -u OMP_PROC_BIND -u OMP_PLACES OMP_WAIT_POLICY=passive "${blas[@]}"
 
 # The report needs matplotlib for its plots: the first python3 that has it (Debian: python3-matplotlib).
 py=python3
@@ -132,6 +140,8 @@ cmd="scripts/bench-cpu.sh"
 [ "$mode" = "--quick" ] && cmd="$cmd --quick"
 [ "$shapes" != "128:2048:128" ] && [ "$mode" != "--quick" ] && cmd="TILEKIT_BENCH_SHAPES=$shapes $cmd"
 [ "$dtypes" != "f32,f64,f16" ] && cmd="TILEKIT_BENCH_DTYPES=$dtypes $cmd"
+[ -n "${BENCH_HOST_ISA:-}" ] && cmd="BENCH_HOST_ISA=$BENCH_HOST_ISA $cmd"
+[ "$results" != bench/results/cpu-openmp ] && cmd="BENCH_RESULTS=$results BENCH_SECTION=$section $cmd"
 if grep -q -- "--retime" "$results/run.txt" 2>/dev/null; then
   cmd="$cmd, then scripts/bench-cpu.sh --retime"
 fi
@@ -152,6 +162,6 @@ re-timed benchmarks.
 README
 "$py" scripts/bench-report.py
 case $section in
-  cpu-openmp|cpu-openmp-bf16|cpu-openmp-shapes) ;;
+  cpu-openmp|cpu-openmp-bf16|cpu-openmp-shapes|cpu-openmp-avx2) ;;
   *) echo "bench-cpu: $results is not among the suites of scripts/bench-report.py (SUITES); add it there to report it" ;;
 esac
