@@ -372,7 +372,10 @@ void bm_matmul(benchmark::State& state, const Shape& shape, const Series& series
   record_rate(key, rate);
   // The fraction of the machine's peak for the type (FMA probe on CPUs, the device's table on GPUs).
   const double peak = tuning::machine_peak(TypeTraits<T>::dtype, math, tuning::TuningCache::default_dir()).flops;
-  if (peak > 0) state.counters["peak_frac"] = rate * 1e12 / peak;
+  // rate is FLOP/s on the host clock; GPUs are judged by their events.
+  const auto events = state.counters.find("TFLOPS_events");
+  const double flop_s = events != state.counters.end() ? double(events->second) * 1e12 : rate;
+  if (peak > 0) state.counters["peak_frac"] = flop_s / peak;
   state.counters["M"] = double(shape.M);
   state.counters["N"] = double(shape.N);
   state.counters["K"] = double(shape.K);
