@@ -50,6 +50,23 @@ inline CLI::Validator finite_validator(double min = -std::numeric_limits<double>
   return CLI::Validator([=](std::string& s) { double v; return check_finite(s, min, max, v); }, "NUMBER");
 }
 
+/// Any text but the empty one; `allowed` says what is (an empty value would silently mean the default).
+inline CLI::Validator nonempty_validator(const std::string& allowed) {
+  return CLI::Validator([=](std::string& s) { return check_nonempty(s, allowed); }, "TEXT");
+}
+/// The value of a flag given as --flag=VALUE: true or false (also 1/0, yes/no, on/off).
+inline CLI::Validator flag_validator(const std::string& flag) {
+  return CLI::Validator([=](std::string& s) { return check_flag_value(s, flag); }, "");
+}
+/// A word value (a type, an op, a config name): not empty, not an option's name.
+inline CLI::Validator word_validator(const std::string& allowed) {
+  return CLI::Validator([=](std::string& s) { return check_word(s, allowed); }, "");
+}
+/// A path: not empty, and not an option's name (`--out --frob` would write a file named --frob).
+inline CLI::Validator path_validator() {
+  return CLI::Validator([](std::string& s) { return check_path(s); }, "PATH");
+}
+
 /// Throws InvalidArgument unless `dir` exists or can be created, and a file can be written in it.
 /// `option` names where the path came from ("--out").
 void require_writable_directory(const std::string& option, const std::string& dir);

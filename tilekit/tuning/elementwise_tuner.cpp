@@ -202,7 +202,8 @@ ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64
                                             const std::string& shipped_dir,
                                             const std::function<std::string(const ElementwiseConfig&)>& valid,
                                             std::vector<std::string>* warnings) {
-  const TuningCache tuned = load_tuned(cache_dir, warnings, shipped_dir);
+  const std::shared_ptr<const TuningCache> cached = load_tuned(cache_dir, warnings, shipped_dir);
+  const TuningCache& tuned = *cached;
   const TuneKey key = elementwise_key(op, t, M, N);
   // The exact shape, then the other tuned shapes nearest first; an unusable entry is skipped.
   for (const TuneEntry& found : tuned.by_distance(key)) {

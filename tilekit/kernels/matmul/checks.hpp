@@ -64,7 +64,8 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("activation {} (as an int) is not an Activation; allowed: none, relu, leaky_relu, silu, gelu",
                        int(p.act));
   if (std::is_integral<compute>::value && p.act != Activation::none && p.act != Activation::relu)
-    return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed: none, relu",
+    return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed activations: "
+                       "none, relu, each with or without a bias (epilogues none, bias, relu, bias+relu)",
                        activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
 
   // --- math
