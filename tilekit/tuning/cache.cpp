@@ -353,43 +353,57 @@ std::optional<TuneEntry> TuningCache::find_exact(const TuneKey& key) const {
   return entries_[it->second];
 }
 
+namespace {
+// The rank of an entry's shape as seen from `key`: the distance in log space rounded to 1e-9 (so
+// that equal ratios tie exactly), then the larger shape first.
+struct Ranked {
+  long long d;
+  double vol;
+  const TuneEntry* e;
+  bool before(const Ranked& o) const { return d != o.d ? d < o.d : vol > o.vol; }
+};
+Ranked rank(const TuneKey& key, const TuneEntry& e) {
+  double d = 0.0, vol = 1.0;
+  for (std::size_t i = 0; i < key.shape.size(); ++i) {
+    const double a = double(std::max<int64_t>(key.shape[i], 1)), b = double(std::max<int64_t>(e.key.shape[i], 1));
+    d += std::fabs(std::log(a / b));
+    vol *= b;
+  }
+  return {std::llround(std::min(d, 1e9) * 1e9), vol, &e};
+}
+}  // namespace
+
 std::vector<TuneEntry> TuningCache::by_distance(const TuneKey& key,
                                                const std::function<bool(const TuneEntry&)>& accept) const {
-  const std::string fam = key.family();
-  // Distance rounded to 1e-9 (so that equal ratios tie exactly), then the larger shape first.
-  struct Ranked {
-    long long d;
-    double vol;
-    const TuneEntry* e;
-  };
-  std::vector<Ranked> r;
-  const auto family = by_family_.find(fam);
+  const auto family = by_family_.find(key.family());
   if (family == by_family_.end()) return {};
+  std::vector<Ranked> r;
   for (const std::size_t i : family->second) {
     const TuneEntry& e = entries_[i];
-    if (e.key.shape.size() != key.shape.size()) continue;
-    if (accept && !accept(e)) continue;
-    double d = 0.0, vol = 1.0;
-    for (std::size_t i = 0; i < key.shape.size(); ++i) {
-      const double a = double(std::max<int64_t>(key.shape[i], 1)), b = double(std::max<int64_t>(e.key.shape[i], 1));
-      d += std::fabs(std::log(a / b));
-      vol *= b;
-    }
-    r.push_back({std::llround(std::min(d, 1e9) * 1e9), vol, &e});
+    if (e.key.shape.size() != key.shape.size() || (accept && !accept(e))) continue;
+    r.push_back(rank(key, e));
   }
-  std::stable_sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) {
-    return a.d != b.d ? a.d < b.d : a.vol > b.vol;
-  });
+  std::stable_sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) { return a.before(b); });
   std::vector<TuneEntry> out;
+  out.reserve(r.size());
   for (const auto& x : r) out.push_back(*x.e);
   return out;
 }
 
 std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key,
                                                    const std::function<bool(const TuneEntry&)>& accept) const {
-  const auto all = by_distance(key, accept);
-  if (all.empty()) return std::nullopt;
-  return all.front();
+  // by_distance's first, in one pass and without copying the family.
+  const auto family = by_family_.find(key.family());
+  if (family == by_family_.end()) return std::nullopt;
+  std::optional<Ranked> best;
+  for (const std::size_t i : family->second) {
+    const TuneEntry& e = entries_[i];
+    if (e.key.shape.size() != key.shape.size() || (accept && !accept(e))) continue;
+    const Ranked r = rank(key, e);
+    if (!best || r.before(*best)) best = r;
+  }
+  if (!best) return std::nullopt;
+  return *best->e;
 }
 
 }  // namespace tuning

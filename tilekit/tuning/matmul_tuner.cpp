@@ -619,6 +619,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   const std::shared_ptr<const TuningCache> cached = load_tuned(cache_dir, &r.warnings, shipped_dir);
   const TuningCache& tuned = *cached;
   std::string skipped;
+  int unusable = 0;
   // The exact shape, then the other tuned shapes of the family and of the same class (shape_class:
   // thin, shallow K, the rest) nearest first: an entry whose config does not parse or does not fit
   // this problem is skipped (with its reason), not the end.
@@ -634,9 +635,11 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
       std::string why;
       MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
       if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
-        skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
+        // The first few reasons, then a count: a large cache can hold hundreds of unusable entries.
+        if (++unusable <= 3) skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
         continue;
       }
+      if (unusable > 3) skipped += fmt::format("{} more tuned entries not usable; ", unusable - 3);
       r.config = cfg;
       if (e.key.shape == key.shape) {
         r.source = "exact";
@@ -655,6 +658,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     plain.epilogue = "none";
     if (from_family(plain, ", tuned without an epilogue")) return r;
   }
+  if (unusable > 3) skipped += fmt::format("{} more tuned entries not usable; ", unusable - 3);
   r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
   r.source = "default";
   r.why = fmt::format("{}no usable tuned entry for {} in {} or the shipped results; using the {} default", skipped,
