@@ -79,6 +79,7 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
   using ES = Kokkos::DefaultExecutionSpace;
   const RuntimeInfo info = runtime_info();
   if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
+  if (o.verbose) print_binding_note();
   const OpInfo& opi = op_info(kind);
   const int nin = o.inputs == 0 ? opi.arity : o.inputs;
   const int64_t elems = checked_mul(o.M, o.N, "M x N");

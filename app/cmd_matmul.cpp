@@ -79,6 +79,7 @@ int run_typed(const MatmulOpts& o) {
   using ES = Kokkos::DefaultExecutionSpace;
   const RuntimeInfo info = runtime_info();
   if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
+  if (o.verbose) print_binding_note();
 
   checked_mul(o.M, o.K, "M x K");
   checked_mul(o.K, o.N, "K x N");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
@@ -65,6 +66,12 @@ inline CLI::Validator word_validator(const std::string& allowed) {
 /// A path: not empty, and not an option's name (`--out --frob` would write a file named --frob).
 inline CLI::Validator path_validator() {
   return CLI::Validator([](std::string& s) { return check_path(s); }, "PATH");
+}
+
+/// Under -v: the thread binding the app chose because the user set none (app/main.cpp).
+inline void print_binding_note() {
+  if (const char* b = std::getenv("TILEKIT_BIND_CHOSEN"))
+    fmt::print(stderr, "threads   bound with {} (chosen by tilekit: neither OMP_PROC_BIND nor OMP_PLACES was set)\n", b);
 }
 
 /// Throws InvalidArgument unless `dir` exists or can be created, and a file can be written in it.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -241,9 +242,31 @@ int tilekit_main(int argc, char* argv[]) {
   return 0;
 }
 
+// Thread binding when the user chose none (OpenMP backend): OMP_PROC_BIND=spread, OMP_PLACES=threads,
+// what Kokkos recommends, so that threads do not migrate between cores mid-measurement and Kokkos
+// prints no 4-line warning. libgomp reads its variables when it is loaded, before main: the app
+// starts itself again with them set (once; TILEKIT_BIND_CHOSEN marks it, and `-v` says so). Not
+// under an MPI launcher, which binds its ranks itself.
+void choose_thread_binding([[maybe_unused]] char* argv[]) {
+#if defined(KOKKOS_ENABLE_OPENMP)
+  for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "TILEKIT_BIND_CHOSEN", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                        "PMIX_RANK", "MPI_LOCALRANKID"})
+    if (std::getenv(v)) return;
+  ::setenv("OMP_PROC_BIND", "spread", 1);
+  ::setenv("OMP_PLACES", "threads", 1);
+  ::setenv("TILEKIT_BIND_CHOSEN", "OMP_PROC_BIND=spread OMP_PLACES=threads", 1);
+  ::execv("/proc/self/exe", argv);
+  // Not restarted (no /proc): run as the user started it.
+  ::unsetenv("OMP_PROC_BIND");
+  ::unsetenv("OMP_PLACES");
+  ::unsetenv("TILEKIT_BIND_CHOSEN");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  choose_thread_binding(argv);
   try {
     return tilekit_main(argc, argv);
   } catch (const std::exception& e) {  // e.g. thrown by Kokkos::initialize or finalize

@@ -342,6 +342,15 @@ use --dtype f64	matmul 64 64 64 --dtype f32 --alpha 3e38 --check --reps 1
 ROWS
 expect 0 "PASS"                            -- matmul 8 8 8 --dtype f16 --out-dtype f32 --alpha 1e6 --check --reps 1
 
+# --- Thread binding: with none set, the app binds (OpenMP) and Kokkos prints no warning; -v says so
+expect 0 "!OMP_PROC_BIND environment variable not set" -u OMP_PROC_BIND -u OMP_PLACES -- info
+expect 0 "!WARNING"                -u OMP_PROC_BIND -u OMP_PLACES -- matmul 16 16 16 --reps 1 --check
+if [ "$max_threads" -gt 1 ]; then
+  expect 0 "bound with OMP_PROC_BIND=spread OMP_PLACES=threads (chosen by tilekit" -u OMP_PROC_BIND -u OMP_PLACES -- matmul 16 16 16 --reps 1 -v
+  expect 0 "!chosen by tilekit"    OMP_PROC_BIND=false -- matmul 16 16 16 --reps 1 -v
+  expect 0 "!chosen by tilekit"    -u OMP_PROC_BIND OMP_PLACES=cores -- elementwise 16 16 --reps 1 -v
+fi
+
 summary=""
 for c in "${!per_class[@]}"; do summary+=" $c=${per_class[$c]}"; done
 echo "cli_bad_input: bad inputs by class:$summary"
