@@ -203,6 +203,15 @@ int run_tune_matmul(const TuneOpts& o) {
   req.warmup = o.warmup;
   req.baselines = !o.no_baselines;
   req.tie_tolerance = o.tie_tolerance;
+  // Ranks that split one node's cores each see a device of fewer threads than a 1-rank run does
+  // (another cache file, and other team sizes among the candidates): the winners of the two would
+  // not be comparable. The user chooses the thread count instead, the same for every run.
+  if (world_size() > 1 && split_threads() > 0)
+    throw InvalidArgument(fmt::format(
+        "{} MPI ranks share this node's CPU cores, so each would run {} thread{}: a smaller device than a "
+        "1-rank sweep's, with other candidates and another cache file; give every sweep the same thread count "
+        "(--kokkos-threads=T or OMP_NUM_THREADS=T), or run one rank per node",
+        local_size(), split_threads(), split_threads() == 1 ? "" : "s"));
   if (world_size() > 1 && o.seconds > 0)
     throw InvalidArgument(fmt::format("--seconds {}: a time budget makes the measured set depend on the speed of "
                                       "each rank; with {} MPI ranks use --budget N (a count) instead",

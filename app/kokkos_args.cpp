@@ -173,8 +173,8 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
     } else if (eq == std::string::npos) {
       const bool next_value = i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-';
       const char* what = o.kind == Kind::integer ? "N" : o.kind == Kind::library ? "PATH" : "VALUE";
-      return next_value ? fmt::format("{} {}: Kokkos options take their value after '=' (write {}={})", o.name,
-                                      quoted(args[i + 1]), o.name, args[i + 1])
+      return next_value ? fmt::format("{} {}: Kokkos options take their value after '=' (write {})", o.name,
+                                      quoted(args[i + 1]), quoted(std::string(o.name) + "=" + args[i + 1]))
                         : fmt::format("{} needs a value (write {}={})", o.name, o.name, what);
     }
     long number = 0;
@@ -184,7 +184,8 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
       // Kokkos refuses an option and its variable set to different values.
       const auto prev = given.find(o.env);
       if (prev != given.end() && prev->second != value && o.kind != Kind::flag)
-        return fmt::format("{} is given twice with different values ({} and {})", o.name, prev->second, value);
+        return fmt::format("{} is given twice with different values ({} and {})", o.name, quoted(prev->second),
+                           quoted(value));
       given[o.env] = o.kind == Kind::flag ? std::to_string(number) : value;
     }
   }

@@ -213,7 +213,7 @@ max_threads=512
 # --- Kokkos' own options and variables, checked before Kokkos sees them (exit 2, never 5 or a crash)
 table kokkos-options 2 <<ROWS
 --kokkos-threads needs a value	info --kokkos-threads
-write --kokkos-threads=2	info --kokkos-threads 2
+write '--kokkos-threads=2'	info --kokkos-threads 2
 '--kokkos-threads=600'	info --kokkos-threads=600
 '--kokkos-threads=1000'	info --kokkos-threads=1000
 '--kokkos-threads=4096'	info --kokkos-threads=4096
