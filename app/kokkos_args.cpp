@@ -82,8 +82,7 @@ std::string allowed_names(const std::vector<Option>& all, int major) {
 }
 
 std::string range_text(const Option& o, const char* what) {
-  return o.min == o.max ? fmt::format("{} {} (this build has {})", what, o.min, o.min == 0 ? "one" : "that many")
-                        : fmt::format("{} from {} to {}", what, o.min, o.max);
+  return o.min == o.max ? fmt::format("only {}", o.min) : fmt::format("{} from {} to {}", what, o.min, o.max);
 }
 
 // A value of `o` as text (from the command line or its variable): "" when Kokkos can take it.

@@ -238,7 +238,7 @@ unknown Kokkos option '--kokkos-'	info --kokkos-
 cannot be loaded (no such file)	info --kokkos-tools-library=/nonexistent.so
 cannot be loaded (not a shared library	info --kokkos-tools-library=/etc/hostname
 names no library	info --kokkos-tools-library=
-given twice with different values	info --kokkos-threads=1 --kokkos-threads=2
+given twice with different values	info --kokkos-numa=1 --kokkos-numa=2
 KOKKOS_NUM_THREADS='abc'	KOKKOS_NUM_THREADS=abc info
 KOKKOS_NUM_THREADS=''	KOKKOS_NUM_THREADS= info
 KOKKOS_NUM_THREADS='600'	KOKKOS_NUM_THREADS=600 info
