@@ -53,6 +53,25 @@ struct TuneOpts {
 
 }  // namespace
 
+namespace {
+// Why a file or directory cannot be created, in words: the C library's text for ENOENT ("No such
+// file or directory") is misleading for a directory that exists on a file system that takes no new
+// files (/proc, /sys).
+std::string cannot_create(int err) {
+  switch (err) {
+    case ENOENT: return "the file system there does not take new files (e.g. /proc or /sys)";
+    case EACCES:
+    case EPERM: return "permission denied";
+    case EROFS: return "the file system is read-only";
+    case ENOSPC: return "the disk is full";
+    case EDQUOT: return "the disk quota is used up";
+    case ENOTDIR: return "a part of the path is a file, not a directory";
+    case ENAMETOOLONG: return "the path is too long";
+    default: return std::strerror(err);
+  }
+}
+}  // namespace
+
 void require_writable_directory(const std::string& option, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -60,12 +79,12 @@ void require_writable_directory(const std::string& option, const std::string& di
   fs::create_directories(p, ec);
   if (ec || !fs::is_directory(p, ec))
     throw InvalidArgument(fmt::format("{} '{}' cannot be used as a directory: {} (give a directory you can write)",
-                                      option, dir, ec ? ec.message() : "it is not a directory"));
+                                      option, dir, ec ? cannot_create(ec.value()) : "it is not a directory"));
   const fs::path probe = p / fmt::format(".tilekit-write-test-{}", ::getpid());
   const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
   if (fd < 0)
     throw InvalidArgument(fmt::format("{} '{}' is not writable: {} (give a directory you can write)", option, dir,
-                                      std::strerror(errno)));
+                                      cannot_create(errno)));
   ::close(fd);
   fs::remove(probe, ec);
 }
