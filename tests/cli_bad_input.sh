@@ -319,6 +319,7 @@ cm=$(ls "$tmp"/cm/*.json)
 table merge-files 2 <<ROWS
 is a FIFO (named pipe), not a regular file	tune merge $tmp/fifo.json --out $tmp/m3.json
 is a directory, not a file	tune merge $tmp/adir --out $tmp/m3.json
+it is not a regular file	tune merge /dev/zero --out $tmp/m3.json
 there is no such file	tune merge $tmp/none.json --out $tmp/m3.json
 is a file, not a directory	tune merge --cache $cm
 exists and is not a regular file	tune merge $cm --out $tmp/adir
