@@ -79,6 +79,7 @@ int run_typed(const ElementwiseOpts& o, OpKind kind) {
   using ES = Kokkos::DefaultExecutionSpace;
   const RuntimeInfo info = runtime_info();
   if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
+  if (o.verbose) print_binding_note();
   const OpInfo& opi = op_info(kind);
   const int nin = o.inputs == 0 ? opi.arity : o.inputs;
   const int64_t elems = checked_mul(o.M, o.N, "M x N");
@@ -311,13 +312,17 @@ Runner add_elementwise(CLI::App& app) {
   auto o = std::make_shared<ElementwiseOpts>();
   app.add_option("M", o->M, "rows of the output")->required()->check(size_validator());
   app.add_option("N", o->N, "columns of the output")->required()->check(size_validator());
-  app.add_option("--op", o->op, "op: " + op_names())->capture_default_str();
-  app.add_option("--dtype", o->dtype, "element type: f64, f32, f16, bf16, i32")->capture_default_str();
+  app.add_option("--op", o->op, "op: " + op_names())->capture_default_str()
+      ->check(word_validator("an op name, e.g. add, fma, silu"));
+  app.add_option("--dtype", o->dtype, "element type: f64, f32, f16, bf16, i32")->capture_default_str()
+      ->check(word_validator("f64, f32, f16, bf16, i32"));
   app.add_option("--variant", o->variant, "naive, vectorized, tiled, or auto (the backend's default)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(word_validator("naive, vectorized, tiled, auto"));
   app.add_option("--config", o->config,
                  "config name, whole or in part (fields left out: the named variant's default), e.g. "
-                 "tiled_r8_c32 or tiled_vb16_r16_c1_t256_n64_remap; overrides --variant");
+                 "tiled_r8_c32 or tiled_vb16_r16_c1_t256_n64_remap; overrides --variant")
+      ->check(word_validator("a config name, e.g. tiled_r8_c32 (leave --config out for the --variant's)"));
   app.add_option("--inputs", o->inputs, "number of inputs (default: the op's arity)")
       ->check(whole_validator(0, 4, "an input count (0 = the op's arity)"));
   app.add_option("--layout", o->layout, "storage of every operand: row or col")
@@ -326,7 +331,8 @@ Runner add_elementwise(CLI::App& app) {
   app.add_option("--ld", o->ld, "leading dimension of the MxN operands (0 = tight; more pads every row)")
       ->check(ld_validator());
   app.add_option("--last-shape", o->last_shape,
-                 "shape RxC of the last input, broadcast to MxN: 1xN (row vector, bias add), Mx1, 1x1 (default MxN)");
+                 "shape RxC of the last input, broadcast to MxN: 1xN (row vector, bias add), Mx1, 1x1 (default MxN)")
+      ->check(nonempty_validator("a shape RxC: 1xN, Mx1, 1x1 or MxN"));
   app.add_option("--alpha", o->alpha, "axpby: alpha")->check(finite_validator())->capture_default_str();
   app.add_option("--beta", o->beta, "axpby: beta")->check(finite_validator())->capture_default_str();
   app.add_option("--reps", o->reps, "timed repetitions")

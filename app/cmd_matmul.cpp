@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <iostream>
 #include <memory>
@@ -79,6 +80,7 @@ int run_typed(const MatmulOpts& o) {
   using ES = Kokkos::DefaultExecutionSpace;
   const RuntimeInfo info = runtime_info();
   if (!info.optimized) fmt::print(stderr, "{}\n", unoptimized_build_warning(info));
+  if (o.verbose) print_binding_note();
 
   checked_mul(o.M, o.K, "M x K");
   checked_mul(o.K, o.N, "K x N");
@@ -188,13 +190,23 @@ int run_typed(const MatmulOpts& o) {
 
   double err = 0.0, tol = 0.0;
   bool pass = true;
+  int64_t overflowed = 0, first_overflow = -1;  // elements whose exact value TOut cannot hold
+  double first_overflow_value = 0.0;
   if (o.check) {
     const StridedMatrix<const TOut> c_before{C_init.data(), sc.rows, sc.cols, sc.rs, sc.cs};
     const RefMatrix ref = reference_kokkos_kernels(p, c_before);
     const StridedMatrix<const TOut> c_out{C.data(), sc.rows, sc.cols, sc.rs, sc.cs};
-    err = relative_error(c_out, ref);
+    // An overflow of the output type is not a wrong result: those elements are counted apart and
+    // the error is measured over the others (the status stays 1: the result is not usable).
+    overflowed = overflowed_elements<TOut>(ref, first_overflow);
+    if (overflowed > 0) {
+      auto r = Kokkos::create_mirror_view(ref);
+      Kokkos::deep_copy(r, ref);
+      first_overflow_value = r(first_overflow / o.N, first_overflow % o.N);
+    }
+    err = relative_error(c_out, ref, largest_finite<TOut>());
     tol = matmul_tolerance(TypeTraits<TIn>::dtype, TypeTraits<TOut>::dtype, o.K, math);
-    pass = err <= tol;
+    pass = err <= tol && overflowed == 0;
   }
 
   const std::string in_name = dtype_name(TypeTraits<TIn>::dtype), out_name = dtype_name(TypeTraits<TOut>::dtype);
@@ -216,7 +228,8 @@ int run_typed(const MatmulOpts& o) {
       j["ws"] = {{"loads", launched.ws_loads}, {"drift_bound", launched.ws_drift_bound},
                  {"multicast", launched.ws_multicast}};
     if (o.check)
-      j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass}};
+      j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass},
+                    {"overflowed", overflowed}};
     std::cout << j.dump(2) << "\n";
   } else {
     fmt::print("tilekit matmul  M={} N={} K={}  {} -> {}{}\n", o.M, o.N, o.K, in_name, out_name,
@@ -238,9 +251,21 @@ int run_typed(const MatmulOpts& o) {
       fmt::print("peak      {:.0f}% of {:.1f} GFLOP/s ({})\n", 100.0 * tflops * 1e12 / peak.flops, peak.flops * 1e-9,
                  peak.basis);
     if (o.check)
-      fmt::print("check     rel error {:.3e} (tolerance {:.3e}) vs KokkosBlas::gemm in f64: {}\n", err, tol,
-                 pass ? "PASS" : "FAIL");
+      fmt::print("check     rel error {:.3e} (tolerance {:.3e}) vs KokkosBlas::gemm in f64{}: {}\n", err, tol,
+                 overflowed ? " over the elements that fit" : "",
+                 pass ? "PASS" : err <= tol ? "OVERFLOW" : "FAIL");
   }
+  std::fflush(stdout);  // the report first, then why it did not pass
+  if (overflowed > 0)
+    fmt::print(stderr,
+               "error: {} of {} elements of C overflowed {} (largest finite {:g}), first C({},{}) = {:g} exactly: the "
+               "output type cannot hold the result; {}\n",
+               overflowed, o.M * o.N, out_name, largest_finite<TOut>(), first_overflow / o.N, first_overflow % o.N,
+               first_overflow_value,
+               TypeTraits<TOut>::dtype == DType::f16 || TypeTraits<TOut>::dtype == DType::bf16
+                   ? "use --out-dtype f32 (or a smaller --alpha)"
+                   : TypeTraits<TOut>::dtype == DType::f32 ? "use --dtype f64 (or a smaller --alpha)"
+                                                           : "use a smaller --alpha");
   return pass ? 0 : 1;
 }
 
@@ -265,21 +290,24 @@ Runner add_matmul(CLI::App& app) {
   app.add_option("M", o->M, "rows of C and op(A)")->required()->check(size_check);
   app.add_option("N", o->N, "columns of C and op(B)")->required()->check(size_check);
   app.add_option("K", o->K, "columns of op(A), rows of op(B)")->required()->check(size_check);
-  app.add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str();
+  app.add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str()
+      ->check(word_validator("f64, f32, f16, bf16, i8"));
   app.add_option("--out-dtype", o->out_dtype,
-                 "output type (default: the input type, i32 for i8; f16/bf16 may also write f32)");
+                 "output type (default: the input type, i32 for i8; f16/bf16 may also write f32)")
+      ->check(word_validator("a type: f64, f32, f16, bf16, i32"));
   app.add_option("--layout-a", o->layout_a, "storage of A: row or col")->check(layouts)->capture_default_str();
   app.add_option("--layout-b", o->layout_b, "storage of B: row or col")->check(layouts)->capture_default_str();
   app.add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
-  app.add_flag("--trans-a", o->trans_a, "A is stored K x M and used transposed");
-  app.add_flag("--trans-b", o->trans_b, "B is stored N x K and used transposed");
+  app.add_flag("--trans-a", o->trans_a, "A is stored K x M and used transposed")->check(flag_validator("--trans-a"));
+  app.add_flag("--trans-b", o->trans_b, "B is stored N x K and used transposed")->check(flag_validator("--trans-b"));
   app.add_option("--lda", o->lda, "leading dimension of A (0 = tight)")->check(ld_validator());
   app.add_option("--ldb", o->ldb, "leading dimension of B (0 = tight)")->check(ld_validator());
   app.add_option("--ldc", o->ldc, "leading dimension of C (0 = tight)")->check(ld_validator());
   app.add_option("--alpha", o->alpha, "scale of op(A) op(B)")->check(finite_validator())->capture_default_str();
   app.add_option("--beta", o->beta, "scale of C (0: C is not read)")->check(finite_validator())->capture_default_str();
   app.add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(word_validator("an epilogue, e.g. none, bias, relu, bias+gelu"));
   app.add_option("--math", o->math,
                  "f32 arithmetic: ieee, or tf32 (opt-in: TF32 tensor cores on CUDA sm_80+, inputs rounded to "
                  "11-bit significands, f32 accumulation)")
@@ -288,7 +316,8 @@ Runner add_matmul(CLI::App& app) {
   app.add_option("--config", o->config,
                  "tile config name (e.g. bm96_bn512_bk256_tm12_tn32_g8_t1_v1; fields after tn are optional) "
                  "or auto")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(word_validator("a config name or auto"));
   app.add_option("--reps", o->reps, "timed repetitions")
       ->check(whole_validator(1, 100000, "a repetition count"))
       ->capture_default_str();

@@ -53,6 +53,25 @@ struct TuneOpts {
 
 }  // namespace
 
+namespace {
+// Why a file or directory cannot be created, in words: the C library's text for ENOENT ("No such
+// file or directory") is misleading for a directory that exists on a file system that takes no new
+// files (/proc, /sys).
+std::string cannot_create(int err) {
+  switch (err) {
+    case ENOENT: return "the file system there does not take new files (e.g. /proc or /sys)";
+    case EACCES:
+    case EPERM: return "permission denied";
+    case EROFS: return "the file system is read-only";
+    case ENOSPC: return "the disk is full";
+    case EDQUOT: return "the disk quota is used up";
+    case ENOTDIR: return "a part of the path is a file, not a directory";
+    case ENAMETOOLONG: return "the path is too long";
+    default: return std::strerror(err);
+  }
+}
+}  // namespace
+
 void require_writable_directory(const std::string& option, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -60,12 +79,12 @@ void require_writable_directory(const std::string& option, const std::string& di
   fs::create_directories(p, ec);
   if (ec || !fs::is_directory(p, ec))
     throw InvalidArgument(fmt::format("{} '{}' cannot be used as a directory: {} (give a directory you can write)",
-                                      option, dir, ec ? ec.message() : "it is not a directory"));
+                                      option, dir, ec ? cannot_create(ec.value()) : "it is not a directory"));
   const fs::path probe = p / fmt::format(".tilekit-write-test-{}", ::getpid());
   const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_EXCL, 0644);
   if (fd < 0)
     throw InvalidArgument(fmt::format("{} '{}' is not writable: {} (give a directory you can write)", option, dir,
-                                      std::strerror(errno)));
+                                      cannot_create(errno)));
   ::close(fd);
   fs::remove(probe, ec);
 }
@@ -203,6 +222,15 @@ int run_tune_matmul(const TuneOpts& o) {
   req.warmup = o.warmup;
   req.baselines = !o.no_baselines;
   req.tie_tolerance = o.tie_tolerance;
+  // Ranks that split one node's cores each see a device of fewer threads than a 1-rank run does
+  // (another cache file, and other team sizes among the candidates): the winners of the two would
+  // not be comparable. The user chooses the thread count instead, the same for every run.
+  if (world_size() > 1 && split_threads() > 0)
+    throw InvalidArgument(fmt::format(
+        "{} MPI ranks share this node's CPU cores, so each would run {} thread{}: a smaller device than a "
+        "1-rank sweep's, with other candidates and another cache file; give every sweep the same thread count "
+        "(--kokkos-threads=T or OMP_NUM_THREADS=T), or run one rank per node",
+        local_size(), split_threads(), split_threads() == 1 ? "" : "s"));
   if (world_size() > 1 && o.seconds > 0)
     throw InvalidArgument(fmt::format("--seconds {}: a time budget makes the measured set depend on the speed of "
                                       "each rank; with {} MPI ranks use --budget N (a count) instead",
@@ -360,6 +388,10 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   if (!parse_op(o.op, req.op)) throw InvalidArgument(fmt::format("unknown --op '{}' (allowed: {})", o.op, op_names()));
   if (!parse_dtype(o.dtype, req.dtype) || req.dtype == DType::i8)
     throw InvalidArgument(fmt::format("unknown --dtype '{}' (allowed: f64, f32, f16, bf16, i32)", o.dtype));
+  // The elementwise command's own rule, said before a sweep in which no candidate could run.
+  if (op_info(req.op).floating_only && req.dtype == DType::i32)
+    throw InvalidArgument(fmt::format("op '{}' needs a floating-point type (got --dtype i32; allowed: f64, f32, f16, bf16)",
+                                      o.op));
   if (!parse_strategy(o.strategy, req.strategy))
     throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed)", o.strategy));
   req.budget = {o.budget, o.seconds};
@@ -441,7 +473,12 @@ int run_tune_merge_files(const MergeOpts& o) {
   using tuning::TuningCache;
   std::vector<std::string> files = o.inputs;
   std::error_code ec;
-  if (std::filesystem::exists(o.out, ec)) files.push_back(o.out);
+  if (std::filesystem::exists(o.out, ec)) {
+    if (!std::filesystem::is_regular_file(o.out, ec))
+      throw InvalidArgument(fmt::format("--out '{}' exists and is not a regular file (give the path of the merged "
+                                        "cache file)", o.out));
+    files.push_back(o.out);
+  }
   std::vector<TuningCache> caches;
   for (const auto& f : files) {
     try {
@@ -473,6 +510,11 @@ int run_tune_merge_files(const MergeOpts& o) {
 }
 
 int run_tune_merge(const std::string& dir) {
+  std::error_code ec;
+  if (!dir.empty() && std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw InvalidArgument(fmt::format("--cache '{}' is a file, not a directory (give the tuning cache directory; to "
+                                      "merge cache files: tilekit tune merge A.json B.json --out C.json)",
+                                      dir));
   const std::unique_ptr<tuning::TuningCache> cache = open_cache(false, dir);
   if (world_size() > 1 && RankGroup::by_device(cache->identity().file_name()).rank() != 0) return 0;
   const std::vector<SweepOutcome> sweeps = merge_unfinished(*cache);
@@ -497,18 +539,23 @@ Runner add_tune(CLI::App& app) {
   auto o = std::make_shared<TuneOpts>();
   const auto layouts = CLI::IsMember({"row", "col"});
   mm->add_option("--sizes", o->sizes, "shapes: N, MxNxK, first:last:step (squares), comma-separated")
-      ->capture_default_str();
-  mm->add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str();
-  mm->add_option("--out-dtype", o->out_dtype, "output type (default: input type, i32 for i8)");
+      ->capture_default_str()
+      ->check(word_validator("N, MxNxK, first:last:step, or a comma list"));
+  mm->add_option("--dtype", o->dtype, "input type: f64, f32, f16, bf16, i8")->capture_default_str()
+      ->check(word_validator("f64, f32, f16, bf16, i8"));
+  mm->add_option("--out-dtype", o->out_dtype, "output type (default: input type, i32 for i8)")
+      ->check(word_validator("a type: f64, f32, f16, bf16, i32"));
   mm->add_option("--math", o->math, "f32 arithmetic: ieee, or tf32 (adds the TF32 tensor-core tiles; own cache key)")
       ->check(CLI::IsMember({"ieee", "tf32"}))
       ->capture_default_str();
   mm->add_option("--layout-a", o->layout_a, "storage of op(A): row or col")->check(layouts)->capture_default_str();
   mm->add_option("--layout-b", o->layout_b, "storage of op(B): row or col")->check(layouts)->capture_default_str();
   mm->add_option("--layout-c", o->layout_c, "storage of C: row or col")->check(layouts)->capture_default_str();
-  mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str();
+  mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str()
+      ->check(word_validator("an epilogue, e.g. none, bias, relu"));
   mm->add_option("--strategy", o->strategy,
-                 "exhaustive, random, or listed (only the shape's default and the --also configs)")->capture_default_str();
+                 "exhaustive, random, or listed (only the shape's default and the --also configs)")->capture_default_str()
+      ->check(word_validator("exhaustive, random, listed"));
   mm->add_option("--budget", o->budget, "random/exhaustive: at most this many candidates per shape (0 = all)")
       ->check(whole_validator(0, 1000000, "a candidate budget"));
   mm->add_option("--seconds", o->seconds, "stop measuring a shape after this many seconds (0 = no limit)")
@@ -522,23 +569,30 @@ Runner add_tune(CLI::App& app) {
   mm->add_option("--warmup", o->warmup, "untimed runs per candidate")
       ->check(whole_validator(0, 1000, "a warm-up count"))
       ->capture_default_str();
-  mm->add_option("--out", o->out, "report directory (CSV, JSON, plot); default tilekit-tune-matmul-<backend>-<dtype>");
-  mm->add_option("--cache", o->cache, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
-  mm->add_option("--also", o->also, "a config to try besides the strategy's picks (repeatable)");
+  mm->add_option("--out", o->out, "report directory (CSV, JSON, plot); default tilekit-tune-matmul-<backend>-<dtype>")
+      ->check(path_validator());
+  mm->add_option("--cache", o->cache, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)")
+      ->check(path_validator());
+  mm->add_option("--also", o->also, "a config to try besides the strategy's picks (repeatable)")
+      ->check(word_validator("a config name"));
   mm->add_flag("--no-cache", o->no_cache, "do not store the results in the tuning cache");
   mm->add_flag("--no-baselines", o->no_baselines, "skip timing Kokkos Kernels gemm and the vendor BLAS");
   mm->add_flag("-q,--quiet", o->quiet, "no progress bar");
   mm->add_option("--tie-tolerance", o->tie_tolerance,
                  "candidates within this fraction of the fastest median are tied; a tie goes to the default, "
                  "then to the config name first in byte order")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_validator(0.0, 1.0))
       ->capture_default_str();
   CLI::App* ew = app.add_subcommand("elementwise", "tune an elementwise op for a list of shapes");
   auto e = std::make_shared<TuneEwOpts>();
-  ew->add_option("--sizes", e->sizes, "shapes: MxN (or N for N x N), comma-separated")->capture_default_str();
-  ew->add_option("--op", e->op, "the op to tune")->capture_default_str();
-  ew->add_option("--dtype", e->dtype, "f64, f32, f16, bf16, i32")->capture_default_str();
-  ew->add_option("--strategy", e->strategy, "exhaustive, random, or listed (only the default)")->capture_default_str();
+  ew->add_option("--sizes", e->sizes, "shapes: MxN (or N for N x N), comma-separated")->capture_default_str()
+      ->check(word_validator("MxN or N, or a comma list"));
+  ew->add_option("--op", e->op, "the op to tune")->capture_default_str()
+      ->check(word_validator("an op name, e.g. add, silu"));
+  ew->add_option("--dtype", e->dtype, "f64, f32, f16, bf16, i32")->capture_default_str()
+      ->check(word_validator("f64, f32, f16, bf16, i32"));
+  ew->add_option("--strategy", e->strategy, "exhaustive, random, or listed (only the default)")->capture_default_str()
+      ->check(word_validator("exhaustive, random, listed"));
   ew->add_option("--budget", e->budget, "at most this many candidates per shape (0 = all)")
       ->check(whole_validator(0, 1000000, "a candidate budget"));
   ew->add_option("--seconds", e->seconds, "stop measuring a shape after this many seconds")
@@ -549,8 +603,8 @@ Runner add_tune(CLI::App& app) {
   ew->add_option("--reps", e->reps, "timed repetitions per candidate (>= 7)")
       ->check(whole_validator(7, 100000, "a repetition count"));
   ew->add_option("--warmup", e->warmup, "untimed runs per candidate")->check(whole_validator(0, 1000, "a warm-up count"));
-  ew->add_option("--out", e->out, "report directory (CSV, JSON, plot)");
-  ew->add_option("--cache", e->cache, "tuning cache directory");
+  ew->add_option("--out", e->out, "report directory (CSV, JSON, plot)")->check(path_validator());
+  ew->add_option("--cache", e->cache, "tuning cache directory")->check(path_validator());
   ew->add_flag("--no-cache", e->no_cache, "do not store the results in the tuning cache");
   ew->add_flag("-q,--quiet", e->quiet, "no progress bar");
   CLI::App* merge = app.add_subcommand(
@@ -560,9 +614,12 @@ Runner add_tune(CLI::App& app) {
       "complete shapes) and list what they miss (e.g. after an MPI rank died)");
   auto merge_dir = std::make_shared<std::string>();
   auto m = std::make_shared<MergeOpts>();
-  merge->add_option("--cache", *merge_dir, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)");
-  merge->add_option("files", m->inputs, "cache files to merge (JSON, as tune writes them); needs --out");
-  merge->add_option("--out", m->out, "the merged file (if it exists, its entries are merged too)");
+  merge->add_option("--cache", *merge_dir, "tuning cache directory (default $TILEKIT_TUNING_DIR or ~/.cache/tilekit/tuning)")
+      ->check(path_validator());
+  merge->add_option("files", m->inputs, "cache files to merge (JSON, as tune writes them); needs --out")
+      ->check(path_validator());
+  merge->add_option("--out", m->out, "the merged file (if it exists, its entries are merged too)")
+      ->check(path_validator());
   return [mm, o, ew, e, merge, merge_dir, m]() -> int {
     if (mm->parsed()) return run_tune_matmul(*o);
     if (ew->parsed()) return run_tune_elementwise(*e);

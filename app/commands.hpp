@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
@@ -48,6 +49,29 @@ inline CLI::Validator seed_validator() {
 inline CLI::Validator finite_validator(double min = -std::numeric_limits<double>::infinity(),
                                        double max = std::numeric_limits<double>::infinity()) {
   return CLI::Validator([=](std::string& s) { double v; return check_finite(s, min, max, v); }, "NUMBER");
+}
+
+/// Any text but the empty one; `allowed` says what is (an empty value would silently mean the default).
+inline CLI::Validator nonempty_validator(const std::string& allowed) {
+  return CLI::Validator([=](std::string& s) { return check_nonempty(s, allowed); }, "TEXT");
+}
+/// The value of a flag given as --flag=VALUE: true or false (also 1/0, yes/no, on/off).
+inline CLI::Validator flag_validator(const std::string& flag) {
+  return CLI::Validator([=](std::string& s) { return check_flag_value(s, flag); }, "");
+}
+/// A word value (a type, an op, a config name): not empty, not an option's name.
+inline CLI::Validator word_validator(const std::string& allowed) {
+  return CLI::Validator([=](std::string& s) { return check_word(s, allowed); }, "");
+}
+/// A path: not empty, and not an option's name (`--out --frob` would write a file named --frob).
+inline CLI::Validator path_validator() {
+  return CLI::Validator([](std::string& s) { return check_path(s); }, "PATH");
+}
+
+/// Under -v: the thread binding the app chose because the user set none (app/main.cpp).
+inline void print_binding_note() {
+  if (const char* b = std::getenv("TILEKIT_BIND_CHOSEN"))
+    fmt::print(stderr, "threads   bound with {} (chosen by tilekit: neither OMP_PROC_BIND nor OMP_PLACES was set)\n", b);
 }
 
 /// Throws InvalidArgument unless `dir` exists or can be created, and a file can be written in it.

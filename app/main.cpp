@@ -1,14 +1,21 @@
 // tilekit: run blocked matmul and elementwise ops (and, later, tuning) from the command line.
 #include "app/commands.hpp"
+#include "app/kokkos_args.hpp"
 #include "app/ranks.hpp"
-#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/core/device.hpp"
 #include "tilekit/kernels/core/memory.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/validation.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <dlfcn.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -43,31 +50,43 @@ bool is_allocation_failure(const std::string& what) {
 }
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-// Kokkos::initialize aborts or throws on numeric --kokkos-* values it cannot use (threads=0,
-// =abc, =-1): they are checked here first, with a message naming the value and what is allowed.
-std::string check_kokkos_args(int argc, char* argv[]) {
-  struct Numeric {
-    const char* prefix;
-    long min, max;
+// What the Kokkos of this build accepts (app/kokkos_args.hpp checks the options against it).
+tilekit::app::KokkosLimits kokkos_limits() {
+  tilekit::app::KokkosLimits l;
+#if defined(KOKKOS_ENABLE_OPENMP)
+  l.openmp = true;
+  // Kokkos' OpenMP backend keeps its threads' data in a fixed array of 512 (MAX_THREAD_COUNT in
+  // Kokkos_OpenMP_Exec.hpp of 3.4, Kokkos_OpenMP_Instance.hpp of 4.x): more threads write past it
+  // and crash (3.4 here: 515, 530, 600 and 1024 threads end in SIGSEGV in disband_pool; 513 to
+  // 514 and 520 happened to survive).
+  l.max_threads = 512;
+#elif defined(KOKKOS_ENABLE_THREADS)
+  l.max_threads = 1024;
+#else
+  l.max_threads = 1;  // Serial, and the host side of GPU builds: one host thread
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+  l.gpu = true;
+  l.max_threads = 512;
+#endif
+  l.kokkos_major = KOKKOS_VERSION / 10000;
+  l.load_library = [](const std::string& path) -> std::string {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "no such file";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return "not a shared library this program can load";
+    ::dlclose(h);
+    return "";
   };
-  static const Numeric kOptions[] = {{"--kokkos-threads=", 1, 4096},
-                                     {"--kokkos-num-threads=", 1, 4096},
-                                     {"--kokkos-numa=", 1, 1024},
-                                     {"--kokkos-device-id=", 0, 1023}};
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    for (const Numeric& o : kOptions) {
-      const std::size_t n = std::strlen(o.prefix);
-      if (std::strncmp(a, o.prefix, n) != 0) continue;
-      const char* v = a + n;
-      const char* end = v + std::strlen(v);
-      long value = 0;
-      const auto [stop, ec] = std::from_chars(v, end, value);
-      if (v == end || ec != std::errc() || stop != end || value < o.min || value > o.max)
-        return fmt::format("'{}': {} takes an integer in {}..{}", a, std::string(o.prefix, n - 1), o.min, o.max);
-    }
-  }
-  return {};
+  return l;
+}
+
+// tilekit --version: the versions and the backend, without starting Kokkos.
+void print_version() {
+  fmt::print("tilekit {}\nKokkos {}.{}.{:02d}, Kokkos Kernels {}, backend {}\n", TILEKIT_VERSION, KOKKOS_VERSION / 10000,
+             KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, tilekit::kokkos_kernels_version(),
+             tilekit::backend_name());
 }
 
 // GPU builds on a machine without that GPU: say so, instead of Kokkos aborting in initialize.
@@ -107,7 +126,19 @@ std::string unknown_command(const std::vector<std::string>& args, std::size_t fr
 int tilekit_main(int argc, char* argv[]) {
   // Under mpirun (MPI builds): MPI first, Kokkos inside it; the session ends after Kokkos.
   tilekit::app::MpiSession mpi(argc, argv);
-  if (const std::string why = check_kokkos_args(argc, argv); !why.empty()) {
+  // --version (or -V) as the first word, before anything else may fail.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--kokkos-", 9) == 0) continue;
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-V") == 0) {
+      print_version();
+      return 0;
+    }
+    break;
+  }
+  if (const std::string why = tilekit::app::check_kokkos_options(std::vector<std::string>(argv + 1, argv + argc),
+                                                                 [](const char* n) { return std::getenv(n); },
+                                                                 kokkos_limits());
+      !why.empty()) {
     std::cerr << "error: " << why << "\n";
     return kExitBadInput;
   }
@@ -164,6 +195,16 @@ int tilekit_main(int argc, char* argv[]) {
         word = unknown_command(args, 1, names);
         level = "tune command";
       }
+      // An option before the command (`tilekit --json info`): the app itself takes only --help and
+      // --version; every other option belongs to a command.
+      if (word.empty() && !args.empty() && args[0].size() > 1 && args[0][0] == '-') {
+        std::string allowed;
+        for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+        std::cerr << "error: '" << args[0].substr(0, 64) << "' before the command: tilekit itself takes only --help "
+                  << "and --version; other options go after the command (tilekit <command> [options]; commands: "
+                  << allowed << ")\n";
+        return kExitBadInput;
+      }
       if (!word.empty()) {
         std::string allowed;
         for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
@@ -201,9 +242,31 @@ int tilekit_main(int argc, char* argv[]) {
   return 0;
 }
 
+// Thread binding when the user chose none (OpenMP backend): OMP_PROC_BIND=spread, OMP_PLACES=threads,
+// what Kokkos recommends, so that threads do not migrate between cores mid-measurement and Kokkos
+// prints no 4-line warning. libgomp reads its variables when it is loaded, before main: the app
+// starts itself again with them set (once; TILEKIT_BIND_CHOSEN marks it, and `-v` says so). Not
+// under an MPI launcher, which binds its ranks itself.
+void choose_thread_binding([[maybe_unused]] char* argv[]) {
+#if defined(KOKKOS_ENABLE_OPENMP)
+  for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "TILEKIT_BIND_CHOSEN", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                        "PMIX_RANK", "MPI_LOCALRANKID"})
+    if (std::getenv(v)) return;
+  ::setenv("OMP_PROC_BIND", "spread", 1);
+  ::setenv("OMP_PLACES", "threads", 1);
+  ::setenv("TILEKIT_BIND_CHOSEN", "OMP_PROC_BIND=spread OMP_PLACES=threads", 1);
+  ::execv("/proc/self/exe", argv);
+  // Not restarted (no /proc): run as the user started it.
+  ::unsetenv("OMP_PROC_BIND");
+  ::unsetenv("OMP_PLACES");
+  ::unsetenv("TILEKIT_BIND_CHOSEN");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  choose_thread_binding(argv);
   try {
     return tilekit_main(argc, argv);
   } catch (const std::exception& e) {  // e.g. thrown by Kokkos::initialize or finalize

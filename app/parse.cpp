@@ -73,6 +73,34 @@ std::string check_finite(const std::string& s, double min, double max, double& v
   return "";
 }
 
+std::string check_nonempty(const std::string& s, const std::string& allowed) {
+  return s.empty() ? fmt::format("an empty value is not allowed (allowed: {})", allowed) : "";
+}
+
+std::string check_flag_value(const std::string& s, const std::string& flag) {
+  static const char* const kAllowed[] = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+  for (const char* a : kAllowed)
+    if (s == a) return "";
+  return fmt::format("{} is not a value of {} (allowed: {} alone, or {}=true / {}=false)", quoted(s), flag, flag,
+                     flag, flag);
+}
+
+std::string check_word(const std::string& s, const std::string& allowed) {
+  if (s.empty()) return check_nonempty(s, allowed);
+  if (s.size() > 1 && s[0] == '-' && s[1] == '-')
+    return fmt::format("{} looks like an option, not a value (the value is missing; allowed: {})", quoted(s), allowed);
+  return "";
+}
+
+std::string check_path(const std::string& s) {
+  if (s.empty()) return "an empty path is not allowed (leave the option out for its default)";
+  if (s[0] == '-')
+    return fmt::format("{} looks like an option, not a path (a value is missing before it; for a file of that "
+                       "name write ./{})",
+                       quoted(s), s);
+  return "";
+}
+
 std::string parse_sizes(const std::string& s, int rank, std::vector<std::array<int64_t, 3>>& out) {
   constexpr std::size_t kMaxShapes = 10000;
   constexpr int64_t kMaxDim = 9999999, kMaxMatrix = int64_t(1) << 34;

@@ -23,6 +23,17 @@ std::string check_seed(const std::string& s, uint64_t& value);
 /// A finite decimal number (no nan, inf, empty text or trailing characters), within [min, max].
 std::string check_finite(const std::string& s, double min, double max, double& value);
 
+/// Any text but the empty one; the message says what is `allowed`.
+std::string check_nonempty(const std::string& s, const std::string& allowed);
+/// The value of `flag` given as --flag=VALUE: true/false, 1/0, yes/no, on/off (CLI11 itself
+/// passes "true" for the flag alone).
+std::string check_flag_value(const std::string& s, const std::string& flag);
+/// A word value of an option (a type, an op, a config name): not empty and not an option's name
+/// (`--dtype --reps 2` would take "--reps" as the type); the message says what is `allowed`.
+std::string check_word(const std::string& s, const std::string& allowed);
+/// A path: not empty and not starting with '-' (an option's name taken as the value).
+std::string check_path(const std::string& s);
+
 /// --sizes of the tuner: "N", "MxNxK" (rank 3) or "MxN" (rank 2), "first:last:step" (squares), or
 /// a comma list of them. Every dimension is at least 1 (a 0 shape has nothing to tune); at most
 /// 10000 shapes; each matrix at most 2^34 elements. Fills `out` ({M, N, K}; K = 1 for rank 2).

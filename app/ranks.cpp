@@ -144,6 +144,10 @@ std::vector<std::string> RankGroup::gather(const std::string& text) const {
   return {text};
 }
 
+namespace {
+int g_split_threads = 0;  // threads of this rank's share of the node's cores (rank_device_arguments)
+}  // namespace
+
 std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note) {
   std::vector<std::string> extra;
   if (world_size() <= 1) return extra;
@@ -169,7 +173,10 @@ std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus,
   int threads = std::max(1, cores / std::max(1, local_size()));
   if (bound > 0) threads = std::min(threads, bound);
   extra.push_back(fmt::format("--kokkos-threads={}", threads));
+  if (local_size() > 1) g_split_threads = threads;
   return extra;
 }
+
+int split_threads() { return g_split_threads; }
 
 }  // namespace tilekit::app

@@ -59,4 +59,8 @@ class RankGroup {
 /// the node shows (0 on CPU builds).
 std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note);
 
+/// The thread count rank_device_arguments gave this rank when several ranks split one node's CPU
+/// cores (0 when it did not: one rank per node, GPUs, or a thread count the user chose).
+int split_threads();
+
 }  // namespace tilekit::app

@@ -202,7 +202,10 @@ SuiteRegistrar::SuiteRegistrar(const char* name, SuiteFn fn) { suites().emplace_
 int main(int argc, char** argv) {
   using namespace tilekit::bench;
   std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) command_line += ' ';
+    command_line += argv[i];
+  }
 
   if (has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h")) {
     std::fputs(kHelp, stdout);

@@ -19,7 +19,7 @@ launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
 cmake --build "$out" ${TILEKIT_JOBS:+-j "$TILEKIT_JOBS"}
-targets=(fuzz_sizes fuzz_matmul_config fuzz_elementwise_config fuzz_cache_reader)
+targets=(fuzz_sizes fuzz_matmul_config fuzz_elementwise_config fuzz_cache_reader fuzz_kokkos_args fuzz_cache_index)
 mkdir -p "$out/crashes"
 status=0
 for t in "${targets[@]}"; do

@@ -189,5 +189,171 @@ expect 0 "field 'device' has the wrong type" TILEKIT_TUNING_DIR="$tmp/c48" -- ma
 printf '{"format": 1, "tilekit_version": "0.2.0", "device": {}, "entries": [}' > "$c48"
 expect 0 "!parse_error"                    TILEKIT_TUNING_DIR="$tmp/c48" -- matmul 16 16 16 --reps 1 --warmup 0
 
+# ============================================================================================
+# Tables by class (issue 54): each row is one bad input and the text its message must name.
+# A class's rows run through `table CLASS STATUS`, which counts them per class for the summary.
+declare -A per_class=()
+table() {  # table <class> <status>; then rows on stdin: <text> <TAB> <args...> (VAR=value words first)
+  local class=$1 want=$2 text args before
+  while IFS=$'\t' read -r text args; do
+    [ -z "$text" ] && continue
+    before=$fail
+    eval "local words=($args)"
+    local envs=() rest=()
+    for w in "${words[@]}"; do
+      if [ ${#rest[@]} -eq 0 ] && [[ $w =~ ^[A-Z_]+= ]]; then envs+=("$w"); else rest+=("$w"); fi
+    done
+    expect "$want" "$text" ${envs[@]+"${envs[@]}"} -- "${rest[@]}"
+    per_class[$class]=$(( ${per_class[$class]:-0} + 1 ))
+  done
+}
+max_threads=512
+"$app" info 2>/dev/null | grep -q '^backend *openmp' || max_threads=1
+
+# --- Kokkos' own options and variables, checked before Kokkos sees them (exit 2, never 5 or a crash)
+table kokkos-options 2 <<ROWS
+--kokkos-threads needs a value	info --kokkos-threads
+write '--kokkos-threads=2'	info --kokkos-threads 2
+'--kokkos-threads=600'	info --kokkos-threads=600
+'--kokkos-threads=1000'	info --kokkos-threads=1000
+'--kokkos-threads=4096'	info --kokkos-threads=4096
+at most $max_threads	info --kokkos-threads=$((max_threads + 1))
+'--kokkos-threads=0'	info --kokkos-threads=0
+'--kokkos-threads=2.5'	info --kokkos-threads=2.5
+'--kokkos-threads=99999999999'	info --kokkos-threads=99999999999
+'--kokkos-threads= 2'	info '--kokkos-threads= 2'
+'--kokkos-numa=0'	info --kokkos-numa=0
+'--kokkos-device-id=abc'	info --kokkos-device-id=abc
+'--kokkos-num-devices=abc'	info --kokkos-num-devices=abc
+'--kokkos-num-devices=,'	info --kokkos-num-devices=,
+--kokkos-num-devices needs a value	info --kokkos-num-devices
+unknown Kokkos option '--kokkos-foo=bar'	info --kokkos-foo=bar
+allowed: --kokkos-threads	matmul 4 4 4 --kokkos-thread=2
+unknown Kokkos option '--kokkos-'	info --kokkos-
+'--kokkos-device'	info --kokkos-device=0
+'--kokkos-ndevices'	info --kokkos-ndevices=1
+'--kokkos-map-device-id-by'	info --kokkos-map-device-id-by=foo
+'--kokkos-print-configuration'	info --kokkos-print-configuration=maybe
+'--kokkos-disable-warnings=yes'	info --kokkos-disable-warnings=yes
+cannot be loaded (no such file)	info --kokkos-tools-library=/nonexistent.so
+cannot be loaded (not a shared library	info --kokkos-tools-library=/etc/hostname
+names no library	info --kokkos-tools-library=
+given twice with different values	info --kokkos-numa=1 --kokkos-numa=2
+KOKKOS_NUM_THREADS='abc'	KOKKOS_NUM_THREADS=abc info
+KOKKOS_NUM_THREADS=''	KOKKOS_NUM_THREADS= info
+KOKKOS_NUM_THREADS='600'	KOKKOS_NUM_THREADS=600 info
+KOKKOS_NUM_THREADS='2'	KOKKOS_NUM_THREADS=2 info --kokkos-threads=1
+KOKKOS_NUMA='-1'	KOKKOS_NUMA=-1 info
+KOKKOS_DEVICE_ID='x'	KOKKOS_DEVICE_ID=x info
+KOKKOS_NUM_DEVICES='abc'	KOKKOS_NUM_DEVICES=abc info
+KOKKOS_RAND_DEVICES='0'	KOKKOS_RAND_DEVICES=0 info
+KOKKOS_PROFILE_LIBRARY='/nonexistent.so'	KOKKOS_PROFILE_LIBRARY=/nonexistent.so info
+KOKKOS_DISABLE_WARNINGS='perhaps'	KOKKOS_DISABLE_WARNINGS=perhaps info
+KOKKOS_TUNE_INTERNALS='0'	KOKKOS_TUNE_INTERNALS=0 info --kokkos-tune-internals
+ROWS
+if [ "$max_threads" -gt 1 ]; then
+table kokkos-options 2 <<ROWS
+OMP_NUM_THREADS='600'	OMP_NUM_THREADS=600 info
+OMP_NUM_THREADS='513,2'	OMP_NUM_THREADS=513,2 info
+ROWS
+fi
+# ...and what Kokkos takes runs (the limit itself included)
+expect 0 "concurrency      $max_threads" -- info --kokkos-threads=$max_threads
+expect 0 "PASS"                   KOKKOS_NUM_THREADS=1 -- matmul 9 9 9 --check --reps 1 --kokkos-threads=1
+expect 0 "backend"                -- info --kokkos-disable-warnings --kokkos-tools-args=x
+expect 0 "Kokkos 3.4.01"          -- --version
+expect 0 "backend"                -- -V
+expect 0 "Kokkos Kernels"         -- --kokkos-threads=1 --version
+
+# --- Options before the command, and values that are another option's name
+table command-line 2 <<'ROWS'
+'--foo' before the command	--foo
+'--json' before the command	--json info
+tilekit itself takes only --help and --version	-x matmul 4 4 4
+'--reps' looks like an option	matmul 4 4 4 --dtype --reps 2
+'--json' looks like an option	elementwise 4 4 --op --json
+'--dtype' looks like an option	tune matmul --sizes --dtype f32
+'--frob' looks like an option	tune merge /etc/hostname --out --frob
+'--x' looks like an option	tune elementwise --cache --x
+'banana' is not a value of --trans-a	matmul 4 4 4 --trans-a=banana
+allowed: --trans-b alone	matmul 4 4 4 --trans-b=2
+ROWS
+
+# --- Empty strings: refused, never silently the default
+table empty-values 2 <<'ROWS'
+--out-dtype: an empty value is not allowed	matmul 4 4 4 --out-dtype ""
+--dtype: an empty value is not allowed	matmul 4 4 4 --dtype ""
+--epilogue: an empty value	matmul 4 4 4 --epilogue ""
+--config: an empty value	matmul 4 4 4 --config ""
+--last-shape: an empty value	elementwise 4 4 --last-shape ""
+--config: an empty value	elementwise 4 4 --config ""
+--op: an empty value	elementwise 4 4 --op ""
+--variant: an empty value	elementwise 4 4 --variant ""
+--out: an empty path	tune matmul --sizes 16 --out ""
+--cache: an empty path	tune matmul --sizes 16 --cache ""
+--out-dtype: an empty value	tune matmul --sizes 16 --out-dtype ""
+--sizes: an empty value	tune elementwise --sizes ""
+--cache: an empty path	tune elementwise --cache ""
+--out: an empty path	tune merge /etc/hostname --out ""
+--cache: an empty path	tune merge --cache ""
+ROWS
+
+# --- Values that parse but are not allowed; checks made before a sweep, not after it
+table bad-values 2 <<'ROWS'
+'nan' is not a number (allowed: a finite number from 0 to 1)	tune matmul --sizes 16 --tie-tolerance nan
+'inf' is not a number	tune matmul --sizes 16 --tie-tolerance inf
+'-0.5' is out of range	tune matmul --sizes 16 --tie-tolerance -0.5
+op 'silu' needs a floating-point type (got --dtype i32	tune elementwise --op silu --dtype i32 --sizes 16
+allowed: f64, f32, f16, bf16)	tune elementwise --op silu --dtype i32 --sizes 8x8,16
+allowed activations: none, relu, each with or without a bias (epilogues none, bias, relu, bias+relu)	matmul 4 4 4 --dtype i8 --epilogue silu
+epilogues none, bias, relu, bias+relu	matmul 4 4 4 --dtype i8 --epilogue bias+gelu
+ROWS
+expect 0 "PASS" -- matmul 9 9 9 --dtype i8 --epilogue bias+relu --check --reps 1
+expect 0 "PASS" -- matmul 9 9 9 --dtype i8 --epilogue bias --check --reps 1
+
+# --- tune merge: files that are not cache files, in words, and never a hang
+mkfifo "$tmp/fifo.json"
+mkdir -p "$tmp/adir"
+expect 0 "best configs stored"             -- tune matmul --sizes 16 "${q[@]}" --cache "$tmp/cm" --out "$tmp/rm"
+cm=$(ls "$tmp"/cm/*.json)
+table merge-files 2 <<ROWS
+is a FIFO (named pipe), not a regular file	tune merge $tmp/fifo.json --out $tmp/m3.json
+is a directory, not a file	tune merge $tmp/adir --out $tmp/m3.json
+it is not a regular file	tune merge /dev/zero --out $tmp/m3.json
+there is no such file	tune merge $tmp/none.json --out $tmp/m3.json
+is a file, not a directory	tune merge --cache $cm
+exists and is not a regular file	tune merge $cm --out $tmp/adir
+exists and is not a regular file	tune merge $cm --out $tmp/fifo.json
+--out '/proc' is not writable: the file system there does not take new files	tune merge $cm --out /proc/x.json
+ROWS
+[ -e ./--frob ] && { echo "FAIL: tune merge wrote a file named --frob"; fail=$((fail+1)); rm -f ./--frob; }
+# A FIFO, or a directory, where the cache file should be: not used, said, no hang
+fifo_dir=$tmp/fifo-cache; mkdir -p "$fifo_dir"; mkfifo "$fifo_dir/$(basename "$cm")"
+expect 0 "is a FIFO (named pipe)"          TILEKIT_TUNING_DIR="$fifo_dir" -- matmul 16 16 16 --reps 1 --warmup 0
+expect 4 "could not be stored"             -- tune matmul --sizes 16 "${q[@]}" --cache "$fifo_dir" --out "$tmp/rf"
+per_class[merge-files]=$(( ${per_class[merge-files]} + 2 ))
+
+# --- Results: an output that overflowed its type is said to be one, with the way out (status 1)
+table overflow 1 <<'ROWS'
+elements of C overflowed f16 (largest finite 65504)	matmul 1 1 1 --dtype f16 --alpha 1e6 --check --reps 1
+use --out-dtype f32	matmul 8 8 8 --dtype f16 --alpha 1e6 --check --reps 1
+OVERFLOW	matmul 8 8 8 --dtype f16 --alpha 1e6 --check --reps 1
+elements of C overflowed bf16	matmul 64 64 64 --dtype bf16 --alpha 3e38 --check --reps 1
+use --dtype f64	matmul 64 64 64 --dtype f32 --alpha 3e38 --check --reps 1
+ROWS
+expect 0 "PASS"                            -- matmul 8 8 8 --dtype f16 --out-dtype f32 --alpha 1e6 --check --reps 1
+
+# --- Thread binding: with none set, the app binds (OpenMP) and Kokkos prints no warning; -v says so
+expect 0 "!OMP_PROC_BIND environment variable not set" -u OMP_PROC_BIND -u OMP_PLACES -- info
+expect 0 "!WARNING"                -u OMP_PROC_BIND -u OMP_PLACES -- matmul 16 16 16 --reps 1 --check
+if [ "$max_threads" -gt 1 ]; then
+  expect 0 "bound with OMP_PROC_BIND=spread OMP_PLACES=threads (chosen by tilekit" -u OMP_PROC_BIND -u OMP_PLACES -- matmul 16 16 16 --reps 1 -v
+  expect 0 "!chosen by tilekit"    OMP_PROC_BIND=false -- matmul 16 16 16 --reps 1 -v
+  expect 0 "!chosen by tilekit"    -u OMP_PROC_BIND OMP_PLACES=cores -- elementwise 16 16 --reps 1 -v
+fi
+
+summary=""
+for c in "${!per_class[@]}"; do summary+=" $c=${per_class[$c]}"; done
+echo "cli_bad_input: bad inputs by class:$summary"
 echo "cli_bad_input: $((n-fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

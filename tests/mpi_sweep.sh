@@ -21,13 +21,19 @@ export OMP_PROC_BIND=false
 # --oversubscribe: CI machines may have fewer cores than ranks; vader's single-copy mechanism
 # needs ptrace rights that containers often lack.
 mpi=("$mpiexec" --oversubscribe --mca btl_vader_single_copy_mechanism none)
-sweep=(tune matmul --sizes 40,72x56x48,8x64x48 --dtype f32 --strategy random --budget 6 --seed 3 --reps 7 --warmup 1 -q)
+# One thread per rank, given: ranks that would split a node's cores by themselves are refused (below).
+sweep=(tune matmul --sizes 40,72x56x48,8x64x48 --dtype f32 --strategy random --budget 6 --seed 3 --reps 7 --warmup 1 -q
+       --kokkos-threads=1)
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=$((fail+1)); else echo "ok: $1"; fi; }
 
 t0=$SECONDS
-"${mpi[@]}" -np 1 "$app" "${sweep[@]}" --kokkos-threads=1 --cache "$tmp/c1" --out "$tmp/r1" >"$tmp/log1" 2>&1
+"${mpi[@]}" -np 1 "$app" "${sweep[@]}" --cache "$tmp/c1" --out "$tmp/r1" >"$tmp/log1" 2>&1
 check "1-rank sweep exits 0" "[ $? -eq 0 ] || { cat $tmp/log1; false; }"
+# Two ranks splitting one node's cores would each sweep a 1-thread device: refused unless the
+# thread count is given (the same as the 1-rank sweep's), so that both measure the same candidates.
+"${mpi[@]}" -np 2 "$app" "${sweep[@]:0:${#sweep[@]}-1}" --cache "$tmp/c2" --out "$tmp/r2" >"$tmp/log2" 2>&1
+check "2-rank sweep without a thread count is refused" "[ $? -eq 2 ] && grep -q 'share this node' $tmp/log2 || { cat $tmp/log2; false; }"
 "${mpi[@]}" -np 2 "$app" "${sweep[@]}" --cache "$tmp/c2" --out "$tmp/r2" >"$tmp/log2" 2>&1
 check "2-rank sweep exits 0" "[ $? -eq 0 ] || { cat $tmp/log2; false; }"
 echo "1-rank + 2-rank sweeps: $((SECONDS - t0)) s"

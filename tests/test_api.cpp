@@ -15,7 +15,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace tilekit;
@@ -231,6 +233,99 @@ TEST(Gemm, BadInputThrowsWithTheMessage) {
   const auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B6, 0.0f, C, Activation::none, Kokkos::View<const float*>());
   EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, B6, 0.0f, C, opt); }), check_matmul(p, bad));
   EXPECT_NE(check_matmul(p, bad).find("group_m must be in 1..4096"), std::string::npos);
+}
+
+TEST(Gemm, AnEmptyBiasMeansNoBias) {
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 9, 7, 40);
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 7, 5, 41);
+  const auto C = random_matrix<Kokkos::LayoutRight>("C", 9, 5, 42);
+  for (const Kokkos::View<const float*>& empty : {Kokkos::View<const float*>(Kokkos::View<float*>("bias", 0)),
+                                                  Kokkos::View<const float*>()}) {
+    GemmOptions<float> opt;
+    opt.bias = empty;
+    EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 0.0f, C, opt), kTol);
+  }
+}
+
+TEST(Gemm, MessagesNameTheOperandThatIsWrong) {
+  const auto A = random_matrix<Kokkos::LayoutLeft>("A", 4, 5, 43);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", 5, 3, 44);
+  Kokkos::View<float**, Kokkos::LayoutLeft> none;
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, B, 0.0f, none); }),
+            "C is 0x0 (no data: an empty or default-constructed view), expected rows of op(A) x columns of op(B) = 4x3");
+  const auto C43 = random_matrix<Kokkos::LayoutLeft>("C", 4, 3, 45);
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, none, B, 0.0f, C43); }),
+            "op(A) is 0x0 (no data: an empty or default-constructed view), expected rows of C x rows of op(B) = 4x5");
+  EXPECT_EQ(message_of([&] { gemm("N", "N", 1.0f, A, none, 0.0f, C43); }),
+            "op(B) is 0x0 (no data: an empty or default-constructed view), expected columns of op(A) x columns of "
+            "C = 5x3");
+}
+
+TEST(Gemm, COverlappingAOrBIsRefused) {
+  Kokkos::View<float**, Kokkos::LayoutRight> X("X", 8, 8);
+  fill_random(X.data(), 64, 46);
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 8, 8, 47);
+  EXPECT_NE(message_of([&] { gemm("N", "N", 1.0f, X, B, 0.0f, X); }).find("C overlaps A"), std::string::npos);
+  EXPECT_NE(message_of([&] { gemm("N", "N", 1.0f, B, X, 0.0f, X); }).find("C overlaps B"), std::string::npos);
+  // Rows 0..3 as C and rows 2..5 as A: a partial overlap.
+  const auto C = Kokkos::subview(X, Kokkos::make_pair(0, 4), Kokkos::ALL);
+  const auto A = Kokkos::subview(X, Kokkos::make_pair(2, 6), Kokkos::ALL);
+  EXPECT_NE(message_of([&] { gemm("N", "N", 1.0f, A, B, 0.0f, C); }).find("C overlaps A"), std::string::npos);
+  // Disjoint rows of one allocation are fine.
+  const auto A2 = Kokkos::subview(X, Kokkos::make_pair(4, 8), Kokkos::ALL);
+  EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A2, B, 0.0f, C), kTol);
+}
+
+// Calls from host threads other than the one that initialized Kokkos: run correctly where the
+// backend allows it, else throw InvalidArgument saying so (launch_thread_problem(), the rule of
+// docs/library.md) instead of Kokkos' own runtime_error.
+TEST(Threads, CallsFromOtherHostThreadsRunOrThrowSayingWhy) {
+  constexpr int kThreads = 4;
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 33, 21, 48);
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 21, 17, 49);
+  std::vector<Matrix<Kokkos::LayoutRight>> C;
+  for (int t = 0; t < kThreads; ++t) C.push_back(random_matrix<Kokkos::LayoutRight>("C", 33, 17, 50 + t));
+  const auto D = random_matrix<Kokkos::LayoutRight>("D", 33, 17, 60);
+  Kokkos::View<float**, Kokkos::LayoutRight> E("E", 33, 17);
+  const auto p0 = matmul_problem(Op::N, Op::N, 1.0f, A, B, 0.0f, C[0], Activation::none, Kokkos::View<const float*>());
+  const RefMatrix ref = reference_naive(p0, as_const(as_matrix(C[0])));
+  std::vector<std::string> problem(kThreads), thrown(kThreads), thrown_apply(kThreads);
+  std::mutex turns;  // the threads take turns
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::lock_guard<std::mutex> lock(turns);
+      problem[t] = launch_thread_problem();
+      try {
+        gemm("N", "N", 1.0f, A, B, 0.0f, C[t]);
+        ES().fence();
+      } catch (const InvalidArgument& e) {
+        thrown[t] = e.what();
+      }
+      if (t == 0) try {
+          apply(ops::Add{}, make_inputs(C[0], D), E);
+          ES().fence();
+        } catch (const InvalidArgument& e) {
+          thrown_apply[t] = e.what();
+        }
+    });
+  for (auto& th : threads) th.join();
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+  EXPECT_FALSE(problem[0].empty()) << "Kokkos 3's OpenMP backend launches only from the initial thread";
+#endif
+  for (int t = 0; t < kThreads; ++t) {
+    if (problem[t].empty()) {
+      EXPECT_EQ(thrown[t], "") << "thread " << t;
+      EXPECT_LE(relative_error(as_const(as_matrix(C[t])), ref), kTol) << "thread " << t;
+    } else {
+      EXPECT_EQ(thrown[t], problem[t]) << "thread " << t;
+      EXPECT_NE(thrown[t].find("only the thread that called Kokkos::initialize"), std::string::npos) << thrown[t];
+    }
+  }
+  EXPECT_EQ(thrown_apply[0], problem[0]);
+  // The initial thread launches as before.
+  EXPECT_EQ(launch_thread_problem(), "");
+  EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 0.0f, C[0]), kTol);
 }
 
 TEST(Apply, AutomaticConfigAndInstance) {

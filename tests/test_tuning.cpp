@@ -11,10 +11,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -641,4 +643,130 @@ TEST(ShippedTuning, EveryResultsFileOfTheTreeIsCompiledIn) {
   }
   EXPECT_TRUE(host) << "no openmp__*.json among " << shipped.size() << " shipped files";
   EXPECT_TRUE(cuda) << "no cuda__*.json among " << shipped.size() << " shipped files";
+
+// --- The cache at cluster sizes (issue 54): indexed, parsed once, foreign files refused
+
+namespace {
+// Entry i of a large cache: 240 families (type pair x layout x epilogue) with shapes on a grid.
+TuneEntry large_entry(int64_t i) {
+  static const char* const kTypes[] = {"f32->f32", "f64->f64", "f16->f16", "f16->f32", "bf16->f32", "i8->i32"};
+  static const char* const kLayouts[] = {"a=row,b=row,c=row", "a=col,b=row,c=row", "a=row,b=col,c=row",
+                                         "a=col,b=col,c=col"};
+  static const char* const kEpilogues[] = {"none", "bias", "relu", "bias+relu", "silu",
+                                           "bias+silu", "gelu", "bias+gelu", "leaky_relu", "bias+leaky_relu"};
+  const int64_t f = i % 240, s = i / 240;
+  TuneEntry e;
+  e.key = {"matmul", kTypes[f % 6], kLayouts[f / 6 % 4], kEpilogues[f / 24],
+           {64 * (1 + s % 23), 64 * (1 + s / 23 % 29), 64 * (1 + s / 667)}};
+  e.config = "cfg" + std::to_string(i);
+  e.median_s = 1e-3;
+  e.tilekit_version = TILEKIT_VERSION;
+  return e;
+}
+}  // namespace
+
+TEST(TuningCache, AHundredThousandEntriesLoadInUnderASecondAndAnswerInMicroseconds) {
+  TempDir dir;
+  const DeviceIdentity id{"openmp", "test CPU", "x86_64", 2, TILEKIT_VERSION};
+  constexpr int64_t n = 100000;
+  CacheFile f;
+  f.tilekit_version = TILEKIT_VERSION;
+  f.device = id;
+  for (int64_t i = 0; i < n; ++i) f.entries.push_back(large_entry(i));
+  const std::string path = (dir.path / "big.json").string();
+  std::ofstream(path) << cache_file_text(f);
+
+  TuningCache c(path, id);
+  const auto t0 = std::chrono::steady_clock::now();
+  c.load();
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(c.entries().size(), std::size_t(n));
+  const auto t1 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < n; i += 97) {
+    const auto e = c.find_exact(large_entry(i).key);
+    ASSERT_TRUE(e);
+    ASSERT_EQ(e->config, "cfg" + std::to_string(i));
+  }
+  const double lookup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() / (n / 97 + 1);
+  TuneKey away = large_entry(5).key;
+  away.shape = {70, 70, 70};  // nearest in its family: 64x64x64, entry 5
+  EXPECT_EQ(c.find_nearest(away)->config, "cfg5");
+  EXPECT_EQ(c.by_distance(away).size(), std::size_t(n / 240 + (5 < n % 240 ? 1 : 0)));
+  RecordProperty("load_ms", std::to_string(load_s * 1e3));
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+  GTEST_SKIP() << "timings are asserted in optimized builds without sanitizers";
+#endif
+  EXPECT_LT(load_s, 1.0) << "load of " << n << " entries";
+  EXPECT_LT(lookup_s, 50e-6) << "exact lookup";
+}
+
+TEST(TuningCache, UnknownFieldsAndANewerFileVersionSurviveARewrite) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  a.store(entry("none", 64, "cfgA"));
+  // A newer tilekit (same format) added a top-level field and an entry field.
+  std::ifstream in(a.path());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const std::string newer = "99.0.0";
+  // (keys are written sorted: the file's own tilekit_version comes after the entries' ones)
+  text.replace(text.rfind("\"tilekit_version\": \"" TILEKIT_VERSION "\""),
+               std::string("\"tilekit_version\": \"" TILEKIT_VERSION "\"").size(),
+               "\"tilekit_version\": \"" + newer + "\", \"cluster\": {\"nodes\": 64}");
+  text.replace(text.find("\"config\": \"cfgA\""), std::string("\"config\": \"cfgA\"").size(),
+               "\"config\": \"cfgA\", \"power_w\": 350");
+  std::ofstream(a.path()) << text;
+
+  TuningCache b = TuningCache::for_current_device(dir.path.string());
+  b.load();
+  ASSERT_EQ(b.entries().size(), 1u);
+  EXPECT_TRUE(b.warnings().empty());
+  b.store(entry("none", 128, "cfgB"));
+
+  std::ifstream again(a.path());
+  const std::string out((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("\"cluster\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"nodes\": 64"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"power_w\": 350"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"tilekit_version\": \"99.0.0\""), std::string::npos) << "the newer file version is kept";
+  TuningCache c = TuningCache::for_current_device(dir.path.string());
+  c.load();
+  EXPECT_EQ(c.entries().size(), 2u);
+}
+
+TEST(TuningCache, AFifoOrADirectoryInPlaceOfTheFileIsRefusedWithoutBlocking) {
+  TempDir dir;
+  TuningCache a = TuningCache::for_current_device(dir.path.string());
+  ASSERT_EQ(::mkfifo(a.path().c_str(), 0644), 0);
+  a.load();  // would block forever on a read of the FIFO
+  ASSERT_EQ(a.warnings().size(), 1u);
+  EXPECT_NE(a.warnings()[0].find("FIFO"), std::string::npos) << a.warnings()[0];
+  EXPECT_THROW(a.store(entry("none", 64, "cfgA")), std::runtime_error);
+  EXPECT_TRUE(fs::is_fifo(a.path())) << "left where it is";
+  try {
+    TuningCache::read_for_merge(a.path());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("FIFO"), std::string::npos) << e.what();
+  }
+  try {
+    TuningCache::read_for_merge(dir.path.string());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigAuto, TheTuningFileIsParsedOncePerProcessUntilItChanges) {
+  TempDir dir;
+  TuningCache c = TuningCache::for_current_device(dir.path.string());
+  c.store(entry("none", 64, "cfgA"));
+  const auto first = load_tuned(dir.path.string());
+  const auto second = load_tuned(dir.path.string());
+  EXPECT_EQ(first.get(), second.get()) << "the second call reuses the first parse";
+  c.store(entry("none", 128, "cfgB"));
+  const auto third = load_tuned(dir.path.string());
+  EXPECT_NE(third.get(), first.get()) << "a rewritten file is read again";
+  EXPECT_TRUE(third->find_exact(entry("none", 128, "").key));
+  EXPECT_FALSE(first->find_exact(entry("none", 128, "").key));
 }

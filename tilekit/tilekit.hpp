@@ -82,6 +82,7 @@ void gemm(const Kokkos::DefaultExecutionSpace& space, const char* transA, const 
                 "tilekit::gemm: A, B and C must be in memory the default execution space can access");
   using TIn = typename AV::non_const_value_type;
   using TOut = typename CV::non_const_value_type;
+  require_launch_thread();  // before the automatic config, which may read the tuning files
   auto p = matmul_problem(detail::parse_trans(transA, "transA"), detail::parse_trans(transB, "transB"), alpha, A,
                           B, beta, C, opt.activation, opt.bias);
   p.math = opt.math;

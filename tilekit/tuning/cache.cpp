@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,25 +38,41 @@ std::string stamp() {
                             .count());
 }
 
-std::string read_file(const std::string& path, bool& exists) {
-  std::ifstream f(path, std::ios::binary);
-  exists = static_cast<bool>(f);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void upsert(std::vector<TuneEntry>& entries, const TuneEntry& e) {
-  for (auto& x : entries)
-    if (x.key == e.key) {
-      x = e;
-      return;
-    }
-  entries.push_back(e);
-}
-
-void add_kept(std::vector<std::string>& kept, const std::string& k) {
-  if (std::find(kept.begin(), kept.end(), k) == kept.end()) kept.push_back(k);
+// The text of a regular file. `exists` is false when there is nothing at `path`; `why` is set
+// (and the text empty) when there is something that is not a regular file (a FIFO would block the
+// read forever, a device could be endless) or it cannot be read.
+std::string read_file(const std::string& path, bool& exists, std::string* why = nullptr) {
+  exists = false;
+  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    exists = errno != ENOENT && errno != ENOTDIR;
+    if (exists && why) *why = std::strerror(errno);
+    return {};
+  }
+  exists = true;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (why)
+      *why = S_ISDIR(st.st_mode)    ? "it is a directory, not a file"
+             : S_ISFIFO(st.st_mode) ? "it is a FIFO (named pipe), not a regular file"
+                                    : "it is not a regular file";
+    ::close(fd);
+    return {};
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (true) {
+    if (done == text.size()) text.resize(text.size() + 65536);  // the file grew since fstat
+    const ssize_t n = ::read(fd, &text[done], text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && why) *why = std::strerror(errno);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(done);
+  return text;
 }
 
 // An exclusive advisory lock on "<path>.lock", held for the object's lifetime.
@@ -130,10 +147,11 @@ std::vector<std::pair<std::string, std::string>> json_files_in(const fs::path& d
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return out;
   for (const auto& f : fs::directory_iterator(dir, ec)) {
-    if (f.path().extension() != ".json") continue;
+    if (f.path().extension() != ".json" || !f.is_regular_file(ec)) continue;
     bool exists = false;
-    std::string text = read_file(f.path().string(), exists);
-    if (exists) out.emplace_back(f.path().filename().string(), std::move(text));
+    std::string why;
+    std::string text = read_file(f.path().string(), exists, &why);
+    if (exists && why.empty()) out.emplace_back(f.path().filename().string(), std::move(text));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -150,13 +168,52 @@ std::vector<std::pair<std::string, std::string>> shipped_results(const std::stri
   return files.empty() ? builtin_shipped_results() : files;
 }
 
+void TuningCache::clear_entries() {
+  entries_.clear();
+  by_key_.clear();
+  by_family_.clear();
+  kept_.clear();
+  kept_set_.clear();
+}
+
+void TuningCache::upsert(const TuneEntry& e) {
+  std::string k = e.key.str();
+  const auto it = by_key_.find(k);
+  if (it != by_key_.end()) {
+    entries_[it->second] = e;
+    return;
+  }
+  by_key_.emplace(std::move(k), entries_.size());
+  by_family_[e.key.family()].push_back(entries_.size());
+  entries_.push_back(e);
+}
+
+void TuningCache::add_kept(const std::string& k) {
+  if (kept_set_.insert(k).second) kept_.push_back(k);
+}
+
+void TuningCache::take(CacheFile&& f) {
+  clear_entries();
+  entries_.reserve(f.entries.size());
+  by_key_.reserve(f.entries.size());
+  for (auto& e : f.entries) upsert(e);
+  for (auto& k : f.kept) add_kept(k);
+  file_version_ = f.tilekit_version;
+  file_extra_ = f.extra;
+}
+
 void TuningCache::load() {
   bool exists = false;
-  const std::string text = read_file(path_, exists);
-  entries_.clear();
-  kept_.clear();
+  std::string unreadable;
+  const std::string text = read_file(path_, exists, &unreadable);
+  clear_entries();
   newer_format_ = false;
   if (!exists) return;
+  if (!unreadable.empty()) {  // left where it is (not a file tilekit wrote), and never replaced
+    newer_format_ = true;
+    warnings_.push_back(fmt::format("tuning cache {} cannot be read ({}); not used", path_, unreadable));
+    return;
+  }
   std::string why;
   CacheFile f;
   const CacheParse r = parse_cache_text(text, identity_.tilekit_version, f, why);
@@ -166,9 +223,8 @@ void TuningCache::load() {
     return;
   }
   if (r == CacheParse::ok && f.device.same_machine(identity_)) {
-    entries_ = std::move(f.entries);
-    kept_ = std::move(f.kept);
     for (const auto& n : f.notes) warnings_.push_back(fmt::format("tuning cache {}: {}", path_, n));
+    take(std::move(f));
     return;
   }
   const bool corrupt = r != CacheParse::ok;
@@ -193,14 +249,17 @@ bool TuningCache::load_text(const std::string& text, const std::string& origin) 
     warnings_.push_back(fmt::format("{} not used: {}", origin, why));
     return false;
   }
-  for (const auto& e : f.entries) upsert(entries_, e);
+  for (const auto& e : f.entries) upsert(e);
   return true;
 }
 
 TuningCache TuningCache::read_for_merge(const std::string& path) {
   bool exists = false;
-  const std::string text = read_file(path, exists);
-  if (!exists) throw std::runtime_error(fmt::format("cannot read tuning cache {}: {}", path, std::strerror(errno)));
+  std::string unreadable;
+  const std::string text = read_file(path, exists, &unreadable);
+  if (!exists) throw std::runtime_error(fmt::format("tuning cache {} cannot be merged: there is no such file", path));
+  if (!unreadable.empty())
+    throw std::runtime_error(fmt::format("tuning cache {} cannot be merged: {}", path, unreadable));
   CacheFile f;
   std::string why;
   const DeviceIdentity me = DeviceIdentity{"", "", "", 0, TILEKIT_VERSION};
@@ -209,26 +268,26 @@ TuningCache TuningCache::read_for_merge(const std::string& path) {
   DeviceIdentity id = f.device;
   id.tilekit_version = me.tilekit_version;
   TuningCache c(path, id);
-  c.entries_ = std::move(f.entries);
-  c.kept_ = std::move(f.kept);
   for (const auto& n : f.notes) c.warnings_.push_back(fmt::format("{}: {}", path, n));
+  c.take(std::move(f));
   return c;
 }
 
 void TuningCache::merge(const TuningCache& other) {
   for (const auto& e : other.entries_) {
-    const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const TuneEntry& x) { return x.key == e.key; });
-    if (it == entries_.end())
-      entries_.push_back(e);
-    else if (e.median_s < it->median_s)
-      *it = e;
+    const auto it = by_key_.find(e.key.str());
+    if (it == by_key_.end() || e.median_s < entries_[it->second].median_s) upsert(e);
   }
-  for (const auto& k : other.kept_) add_kept(kept_, k);
+  for (const auto& k : other.kept_) add_kept(k);
+  if (compare_versions(other.file_version_, file_version_) > 0) file_version_ = other.file_version_;
+  if (file_extra_.empty()) file_extra_ = other.file_extra_;
 }
 
 void TuningCache::write() {
   if (newer_format_)
-    throw std::runtime_error(fmt::format("tuning cache {} is of a newer format; it is not overwritten", path_));
+    throw std::runtime_error(fmt::format("tuning cache {} is of a newer format or not a file tilekit can read; it "
+                                         "is not overwritten",
+                                         path_));
   const fs::path p(path_);
   std::error_code ec;
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
@@ -238,7 +297,10 @@ void TuningCache::write() {
   FileLock lock(path_);
   // Merge with what other writers stored since we loaded; their entries for our keys give way.
   bool exists = false;
-  const std::string text = read_file(path_, exists);
+  std::string unreadable;
+  const std::string text = read_file(path_, exists, &unreadable);
+  if (!unreadable.empty())
+    throw std::runtime_error(fmt::format("tuning cache {} cannot be replaced: {}", path_, unreadable));
   CacheFile on_disk;
   std::string why;
   if (exists) {
@@ -253,15 +315,23 @@ void TuningCache::write() {
       on_disk = CacheFile();
     }
   }
-  for (const auto& x : entries_) upsert(on_disk.entries, x);
-  for (const auto& k : kept_) add_kept(on_disk.kept, k);
-  entries_ = on_disk.entries;
-  kept_ = on_disk.kept;
+  // The file's entries, then ours over them (same key: ours), through one index.
+  std::vector<TuneEntry> mine = std::move(entries_);
+  std::vector<std::string> my_kept = std::move(kept_);
+  const std::string my_version = file_version_, my_extra = file_extra_;
+  take(std::move(on_disk));
+  for (const auto& x : mine) upsert(x);
+  for (const auto& k : my_kept) add_kept(k);
+  if (compare_versions(my_version, file_version_) > 0) file_version_ = my_version;
+  if (file_extra_.empty()) file_extra_ = my_extra;
   CacheFile out;
-  out.tilekit_version = identity_.tilekit_version;
+  // The writer's version, or the file's when a newer tilekit wrote it (its fields are kept too).
+  out.tilekit_version = compare_versions(file_version_, identity_.tilekit_version) > 0 ? file_version_
+                                                                                        : identity_.tilekit_version;
   out.device = identity_;
   out.entries = entries_;
   out.kept = kept_;
+  out.extra = file_extra_;
   write_atomically(path_, cache_file_text(out));
 }
 
@@ -270,53 +340,70 @@ void TuningCache::store(const TuneEntry& e) { store_all({e}); }
 void TuningCache::store_all(const std::vector<TuneEntry>& new_entries) {
   for (TuneEntry x : new_entries) {
     if (x.tilekit_version.empty()) x.tilekit_version = identity_.tilekit_version;
-    upsert(entries_, x);
+    upsert(x);
   }
   write();
 }
 
-void TuningCache::add_in_memory(const TuneEntry& e) { upsert(entries_, e); }
+void TuningCache::add_in_memory(const TuneEntry& e) { upsert(e); }
 
 std::optional<TuneEntry> TuningCache::find_exact(const TuneKey& key) const {
-  for (const auto& e : entries_)
-    if (e.key == key) return e;
-  return std::nullopt;
+  const auto it = by_key_.find(key.str());
+  if (it == by_key_.end()) return std::nullopt;
+  return entries_[it->second];
 }
+
+namespace {
+// The rank of an entry's shape as seen from `key`: the distance in log space rounded to 1e-9 (so
+// that equal ratios tie exactly), then the larger shape first.
+struct Ranked {
+  long long d;
+  double vol;
+  const TuneEntry* e;
+  bool before(const Ranked& o) const { return d != o.d ? d < o.d : vol > o.vol; }
+};
+Ranked rank(const TuneKey& key, const TuneEntry& e) {
+  double d = 0.0, vol = 1.0;
+  for (std::size_t i = 0; i < key.shape.size(); ++i) {
+    const double a = double(std::max<int64_t>(key.shape[i], 1)), b = double(std::max<int64_t>(e.key.shape[i], 1));
+    d += std::fabs(std::log(a / b));
+    vol *= b;
+  }
+  return {std::llround(std::min(d, 1e9) * 1e9), vol, &e};
+}
+}  // namespace
 
 std::vector<TuneEntry> TuningCache::by_distance(const TuneKey& key,
                                                const std::function<bool(const TuneEntry&)>& accept) const {
-  const std::string fam = key.family();
-  // Distance rounded to 1e-9 (so that equal ratios tie exactly), then the larger shape first.
-  struct Ranked {
-    long long d;
-    double vol;
-    const TuneEntry* e;
-  };
+  const auto family = by_family_.find(key.family());
+  if (family == by_family_.end()) return {};
   std::vector<Ranked> r;
-  for (const auto& e : entries_) {
-    if (e.key.family() != fam || e.key.shape.size() != key.shape.size()) continue;
-    if (accept && !accept(e)) continue;
-    double d = 0.0, vol = 1.0;
-    for (std::size_t i = 0; i < key.shape.size(); ++i) {
-      const double a = double(std::max<int64_t>(key.shape[i], 1)), b = double(std::max<int64_t>(e.key.shape[i], 1));
-      d += std::fabs(std::log(a / b));
-      vol *= b;
-    }
-    r.push_back({std::llround(std::min(d, 1e9) * 1e9), vol, &e});
+  for (const std::size_t i : family->second) {
+    const TuneEntry& e = entries_[i];
+    if (e.key.shape.size() != key.shape.size() || (accept && !accept(e))) continue;
+    r.push_back(rank(key, e));
   }
-  std::stable_sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) {
-    return a.d != b.d ? a.d < b.d : a.vol > b.vol;
-  });
+  std::stable_sort(r.begin(), r.end(), [](const Ranked& a, const Ranked& b) { return a.before(b); });
   std::vector<TuneEntry> out;
+  out.reserve(r.size());
   for (const auto& x : r) out.push_back(*x.e);
   return out;
 }
 
 std::optional<TuneEntry> TuningCache::find_nearest(const TuneKey& key,
                                                    const std::function<bool(const TuneEntry&)>& accept) const {
-  const auto all = by_distance(key, accept);
-  if (all.empty()) return std::nullopt;
-  return all.front();
+  // by_distance's first, in one pass and without copying the family.
+  const auto family = by_family_.find(key.family());
+  if (family == by_family_.end()) return std::nullopt;
+  std::optional<Ranked> best;
+  for (const std::size_t i : family->second) {
+    const TuneEntry& e = entries_[i];
+    if (e.key.shape.size() != key.shape.size() || (accept && !accept(e))) continue;
+    const Ranked r = rank(key, e);
+    if (!best || r.before(*best)) best = r;
+  }
+  if (!best) return std::nullopt;
+  return *best->e;
 }
 
 }  // namespace tuning

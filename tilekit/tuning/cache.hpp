@@ -15,6 +15,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tilekit {
@@ -59,7 +61,12 @@ struct TuneEntry {
   double p20_s = 0.0, p80_s = 0.0;
   double rate = 0.0;      ///< TFLOP/s (matmul) or GB/s (elementwise)
   std::string date;       ///< when it was measured (ISO 8601, UTC)
+  /// Fields of the entry this version does not know (a JSON object's text, "" for none): written
+  /// back as they were, so that a newer tilekit's additions survive an older one's rewrite.
+  std::string extra;
 };
+
+struct CacheFile;
 
 class TuningCache {
  public:
@@ -97,11 +104,14 @@ class TuningCache {
   /// Adds or replaces an entry in memory only (no file is written).
   void add_in_memory(const TuneEntry& e);
 
+  /// The entries in the order they were added (an entry replaced keeps its place).
   const std::vector<TuneEntry>& entries() const { return entries_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   const std::string& path() const { return path_; }
   const DeviceIdentity& identity() const { return identity_; }
 
+  /// The entry with this key: a hash lookup (the entries are indexed by key and by family, so
+  /// that a cache of 100,000 entries answers in microseconds).
   std::optional<TuneEntry> find_exact(const TuneKey& key) const;
   /// The entry of the same family whose shape is nearest in log space (sum over dimensions of
   /// |log(a/b)|); ties go to the larger shape. Only entries `accept` takes count (all when empty).
@@ -118,9 +128,19 @@ class TuningCache {
   std::string path_;
   DeviceIdentity identity_;
   std::vector<TuneEntry> entries_;
+  std::unordered_map<std::string, std::size_t> by_key_;                  ///< key.str() -> entries_ index
+  std::unordered_map<std::string, std::vector<std::size_t>> by_family_;  ///< key.family() -> entries_ indices
   std::vector<std::string> kept_;
+  std::unordered_set<std::string> kept_set_;
+  std::string file_version_;  ///< the tilekit_version of the file on disk (a newer one is kept on rewrite)
+  std::string file_extra_;    ///< the file's fields this version does not know (JSON object text)
   std::vector<std::string> warnings_;
   bool newer_format_ = false;  ///< the file on disk is of a newer format: never overwritten
+
+  void clear_entries();
+  void upsert(const TuneEntry& e);       ///< adds, or replaces the entry with the same key
+  void add_kept(const std::string& k);   ///< adds unless already there
+  void take(CacheFile&& f);              ///< the entries, kept entries and file fields of f
 };
 
 /// The file format, for the parsers (tilekit/tuning/cache_format.cpp, no Kokkos; fuzzed by fuzz/).
@@ -131,6 +151,7 @@ struct CacheFile {
   std::vector<TuneEntry> entries;        ///< readable entries of this or an older tilekit
   std::vector<std::string> kept;         ///< JSON text of entries kept but not used
   std::vector<std::string> notes;        ///< why entries were kept (one line each)
+  std::string extra;                     ///< top-level fields this version does not know (JSON object text)
 };
 enum class CacheParse { ok, corrupt, newer_format };
 /// Parses the text of a cache file. `reader_version` is this tilekit's: entries of newer versions

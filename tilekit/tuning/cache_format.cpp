@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -28,9 +29,12 @@ std::string DeviceIdentity::file_name() const {
 std::string TuneKey::family() const { return fmt::format("{} {} {} {}", kernel, types, layout, epilogue); }
 
 std::string TuneKey::str() const {
-  std::string shp;
-  for (std::size_t i = 0; i < shape.size(); ++i) shp += (i ? "x" : "") + std::to_string(shape[i]);
-  return family() + " " + shp;
+  std::string s = family();
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    s += i ? 'x' : ' ';
+    s += std::to_string(shape[i]);
+  }
+  return s;
 }
 
 int compare_versions(const std::string& a, const std::string& b) {
@@ -56,16 +60,36 @@ int compare_versions(const std::string& a, const std::string& b) {
 
 namespace {
 
+// The fields of `j` whose names are not in `known`, as a JSON object's text ("" when none).
+std::string unknown_fields(const json& j, std::initializer_list<const char*> known) {
+  json extra = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))
+      extra[it.key()] = it.value();
+  return extra.empty() ? "" : extra.dump();
+}
+
+// Adds the fields of `extra` (unknown_fields' text) that `j` does not have.
+void add_extra(json& j, const std::string& extra) {
+  if (extra.empty()) return;
+  const json x = json::parse(extra, nullptr, false);
+  if (!x.is_object()) return;
+  for (auto it = x.begin(); it != x.end(); ++it)
+    if (!j.contains(it.key())) j[it.key()] = it.value();
+}
+
 json identity_json(const DeviceIdentity& d) {
   return {{"backend", d.backend}, {"device", d.device}, {"architecture", d.architecture},
           {"compute_units", d.compute_units}};
 }
 
 json entry_json(const TuneEntry& e) {
-  return {{"kernel", e.key.kernel},   {"types", e.key.types},   {"layout", e.key.layout},
-          {"epilogue", e.key.epilogue}, {"shape", e.key.shape},  {"config", e.config},
-          {"median_s", e.median_s},   {"p20_s", e.p20_s},       {"p80_s", e.p80_s},
-          {"rate", e.rate},           {"date", e.date},         {"tilekit_version", e.tilekit_version}};
+  json j = {{"kernel", e.key.kernel},   {"types", e.key.types},   {"layout", e.key.layout},
+            {"epilogue", e.key.epilogue}, {"shape", e.key.shape},  {"config", e.config},
+            {"median_s", e.median_s},   {"p20_s", e.p20_s},       {"p80_s", e.p80_s},
+            {"rate", e.rate},           {"date", e.date},         {"tilekit_version", e.tilekit_version}};
+  add_extra(j, e.extra);
+  return j;
 }
 
 // A field of an object, of the expected JSON type; "" when fine, else what is wrong.
@@ -113,6 +137,8 @@ std::string entry_from(const json& j, const std::string& file_version, TuneEntry
   e.rate = number("rate", 0.0);
   e.date = text("date", "");
   e.tilekit_version = text("tilekit_version", file_version);
+  e.extra = unknown_fields(j, {"kernel", "types", "layout", "epilogue", "shape", "config", "median_s", "p20_s",
+                               "p80_s", "rate", "date", "tilekit_version"});
   return "";
 }
 
@@ -171,6 +197,7 @@ CacheParse parse_cache_text(const std::string& text, const std::string& reader_v
     why = w;
     return CacheParse::corrupt;
   }
+  f.extra = unknown_fields(j, {"format", "tilekit_version", "device", "entries"});
   int newer = 0, unreadable = 0;
   std::string newest, first_problem;
   const auto& entries = j["entries"];
@@ -208,6 +235,7 @@ std::string cache_file_text(const CacheFile& f) {
     json kj = json::parse(k, nullptr, false);
     if (!kj.is_discarded()) j["entries"].push_back(std::move(kj));
   }
+  add_extra(j, f.extra);
   return j.dump(1) + "\n";
 }
 

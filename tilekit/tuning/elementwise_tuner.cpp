@@ -202,19 +202,24 @@ ElementwiseConfig resolve_tuned_elementwise(OpKind op, DType t, int64_t M, int64
                                             const std::string& shipped_dir,
                                             const std::function<std::string(const ElementwiseConfig&)>& valid,
                                             std::vector<std::string>* warnings) {
-  const TuningCache tuned = load_tuned(cache_dir, warnings, shipped_dir);
+  const std::shared_ptr<const TuningCache> cached = load_tuned(cache_dir, warnings, shipped_dir);
+  const TuningCache& tuned = *cached;
   const TuneKey key = elementwise_key(op, t, M, N);
   // The exact shape, then the other tuned shapes nearest first; an unusable entry is skipped.
+  int unusable = 0;
   for (const TuneEntry& found : tuned.by_distance(key)) {
     ElementwiseConfig c;
     std::string perr;
     if (ElementwiseConfig::parse(found.config, c, perr) && (!valid || (perr = valid(c)).empty())) {
+      if (unusable > 3) why += fmt::format("{} more tuned entries not usable; ", unusable - 3);
       source = found.key == key ? "exact" : "nearest";
       why += fmt::format("tuned for {} ({:.1f} GB/s measured {})", found.key.str(), found.rate, found.date);
       return c;
     }
-    why += fmt::format("tuned config {} for {} not usable: {}; ", found.config, found.key.str(), perr);
+    // The first few reasons, then a count: a large cache can hold hundreds of unusable entries.
+    if (++unusable <= 3) why += fmt::format("tuned config {} for {} not usable: {}; ", found.config, found.key.str(), perr);
   }
+  if (unusable > 3) why += fmt::format("{} more tuned entries not usable; ", unusable - 3);
   source = "default";
   why += fmt::format("no tuned entry for {}; using the {} default", key.family(), backend_name());
   return default_elementwise_config(backend_name(), t, ElementwiseVariant::automatic);

@@ -13,8 +13,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <unordered_map>
 #include <ctime>
 
 namespace tilekit {
@@ -559,19 +564,51 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
   return res;
 }
 
-TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings,
-                       const std::string& shipped_dir) {
-  TuningCache user = TuningCache::for_current_device(cache_dir.empty() ? TuningCache::default_dir() : cache_dir);
+std::shared_ptr<const TuningCache> load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings,
+                                              const std::string& shipped_dir) {
+  const DeviceIdentity id = DeviceIdentity::current();
+  const std::string path =
+      (std::filesystem::path(cache_dir.empty() ? TuningCache::default_dir() : cache_dir) / id.file_name()).string();
+  // What the user's file is now: a rewrite (temporary file + rename) changes the inode.
+  struct stat st {};
+  const std::string version = ::stat(path.c_str(), &st) == 0
+                                  ? fmt::format("{}:{}:{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                                                st.st_mtim.tv_nsec)
+                                  : "absent";
+  struct Loaded {
+    std::string version;
+    std::shared_ptr<const TuningCache> cache;
+    std::vector<std::string> warnings;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<std::string, Loaded> loaded;  // by path, shipped dir and identity
+  const std::string key = fmt::format("{}\n{}\n{}\n{}", path, shipped_dir, id.compute_units, id.tilekit_version);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = loaded.find(key);
+    if (it != loaded.end() && it->second.version == version) {
+      if (warnings) *warnings = it->second.warnings;
+      return it->second.cache;
+    }
+  }
+  TuningCache user(path, id);
   user.load();
   // Shipped results first, then the user's entries, which replace shipped ones with the same key.
-  TuningCache out(user.path(), user.identity());
+  auto out = std::make_shared<TuningCache>(user.path(), user.identity());
   for (const auto& [name, text] : shipped_results(shipped_dir)) {
     TuningCache shipped(name, user.identity());
     if (shipped.load_text(text, name))
-      for (const auto& e : shipped.entries()) out.add_in_memory(e);
+      for (const auto& e : shipped.entries()) out->add_in_memory(e);
   }
-  for (const auto& e : user.entries()) out.add_in_memory(e);
+  for (const auto& e : user.entries()) out->add_in_memory(e);
   if (warnings) *warnings = user.warnings();
+  // Loading may have set a corrupt file aside: remember the state the next call will see.
+  const std::string after = ::stat(path.c_str(), &st) == 0
+                                ? fmt::format("{}:{}:{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                                              st.st_mtim.tv_nsec)
+                                : "absent";
+  std::lock_guard<std::mutex> lock(mutex);
+  loaded[key] = Loaded{after, out, after == version ? user.warnings() : std::vector<std::string>()};
   return out;
 }
 
@@ -579,8 +616,10 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::function<std::string(const MatmulConfig&)>& valid,
                                      const std::string& cache_dir, const std::string& shipped_dir, Math math) {
   ResolvedConfig r;
-  const TuningCache tuned = load_tuned(cache_dir, &r.warnings, shipped_dir);
+  const std::shared_ptr<const TuningCache> cached = load_tuned(cache_dir, &r.warnings, shipped_dir);
+  const TuningCache& tuned = *cached;
   std::string skipped;
+  int unusable = 0;
   // The exact shape, then the other tuned shapes of the family and of the same class (shape_class:
   // thin, shallow K, the rest) nearest first: an entry whose config does not parse or does not fit
   // this problem is skipped (with its reason), not the end.
@@ -596,9 +635,11 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
       std::string why;
       MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
       if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
-        skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
+        // The first few reasons, then a count: a large cache can hold hundreds of unusable entries.
+        if (++unusable <= 3) skipped += fmt::format("tuned config {} for {} not usable: {}; ", e.config, e.key.str(), why);
         continue;
       }
+      if (unusable > 3) skipped += fmt::format("{} more tuned entries not usable; ", unusable - 3);
       r.config = cfg;
       if (e.key.shape == key.shape) {
         r.source = "exact";
@@ -617,6 +658,7 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     plain.epilogue = "none";
     if (from_family(plain, ", tuned without an epilogue")) return r;
   }
+  if (unusable > 3) skipped += fmt::format("{} more tuned entries not usable; ", unusable - 3);
   r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
   r.source = "default";
   r.why = fmt::format("{}no usable tuned entry for {} in {} or the shipped results; using the {} default", skipped,

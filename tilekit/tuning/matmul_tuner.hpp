@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -197,9 +198,13 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
                                      const std::string& cache_dir = "", const std::string& shipped_dir = "",
                                      Math math = Math::ieee);
 
-/// Loads the user's cache for this device merged with the shipped results (user entries win).
-TuningCache load_tuned(const std::string& cache_dir, std::vector<std::string>* warnings = nullptr,
-                       const std::string& shipped_dir = "");
+/// The user's cache for this device merged with the shipped results (user entries win). Parsed once
+/// per process: later calls return the same object until the user's file changes on disk (another
+/// inode, size or modification time, as a sweep's atomic rewrite gives), so that `--config auto`
+/// costs an index lookup, not a parse of the file.
+std::shared_ptr<const TuningCache> load_tuned(const std::string& cache_dir,
+                                              std::vector<std::string>* warnings = nullptr,
+                                              const std::string& shipped_dir = "");
 
 }  // namespace tuning
 }  // namespace tilekit

@@ -1,6 +1,7 @@
 // Device queries: the backend, team-scratch limits, compute capability, SM counts, and whether this
 // CPU runs the build's host code.
 #include "tilekit/kernels/core/device.hpp"
+#include "tilekit/kernels/core/error.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -8,6 +9,7 @@
 #include <cctype>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -17,6 +19,28 @@
 #endif
 
 namespace tilekit {
+
+std::string launch_thread_problem() {
+  if (!Kokkos::is_initialized())
+    return "Kokkos is not initialized (or already finalized): call Kokkos::initialize, or hold a "
+           "Kokkos::ScopeGuard, around every tilekit call";
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+  // Kokkos 3.x keeps the OpenMP instance in a thread_local of the initializing thread: any other
+  // thread (a std::thread, a worker pool, an OpenMP parallel region) cannot launch.
+  if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::OpenMP>::value && Kokkos::OpenMP::in_parallel())
+    return "this host thread cannot launch Kokkos kernels: with Kokkos " + std::to_string(KOKKOS_VERSION / 10000) +
+           "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+           "'s OpenMP backend only the thread that called Kokkos::initialize can, and not from inside an "
+           "OpenMP parallel region (a mutex does not help); call tilekit from that thread (e.g. hand the work "
+           "to it through a queue), or build tilekit against Kokkos 4.x";
+#endif
+  return "";
+}
+
+void require_launch_thread() {
+  const std::string why = launch_thread_problem();
+  if (!why.empty()) throw InvalidArgument(why);
+}
 
 std::string backend_name() {
   std::string s = Kokkos::DefaultExecutionSpace::name();

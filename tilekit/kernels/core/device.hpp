@@ -10,6 +10,16 @@ namespace tilekit {
 /// "serial", "openmp", "cuda" or "hip": the backend of Kokkos::DefaultExecutionSpace.
 std::string backend_name();
 
+/// "" when the calling host thread can launch kernels on the default execution space, else why not
+/// and what to do. The rule (docs/library.md, "Threads"): Kokkos must be initialized; with Kokkos
+/// 3.x's OpenMP backend only the thread that called Kokkos::initialize launches, and not from
+/// inside an OpenMP parallel region (Kokkos itself would throw "in parallel or not initialized").
+std::string launch_thread_problem();
+
+/// Throws InvalidArgument with launch_thread_problem()'s message when it is not "". Every public
+/// entry that launches calls it first.
+void require_launch_thread();
+
 /// Bytes of team scratch a TeamPolicy kernel may ask for at `level` (0 or 1) on the default
 /// execution space: Kokkos' own limit. With the project's Kokkos 3.4 patch, level 0 on CUDA is the
 /// device's opt-in shared memory per block less Kokkos' team-reduction reserve (219 KB on an H100;

@@ -296,6 +296,7 @@ void apply(const Kokkos::DefaultExecutionSpace& space, const Op& op,
   ElementwiseProblem<T, int(NIn)> p;
   for (std::size_t k = 0; k < NIn; ++k) p.in[k] = inputs[k];
   p.out = as_output(out);
+  require_launch_thread();
   const std::string why = check_elementwise(op, p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
   launch_elementwise(op, p, cfg, space);
@@ -320,6 +321,7 @@ void launch_op(OpKind op, const OpScalars& s, const std::vector<StridedMatrix<co
 template <class T>
 void apply_op(OpKind op, const OpScalars& s, const std::vector<StridedMatrix<const T>>& inputs,
               const StridedMatrix<T>& out, const ElementwiseConfig& cfg) {
+  require_launch_thread();
   const std::string why = check_op(op, s, inputs, out, cfg);
   if (!why.empty()) throw InvalidArgument(why);
   launch_op(op, s, inputs, out, cfg);

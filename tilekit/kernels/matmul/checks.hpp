@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace tilekit {
 
@@ -36,6 +38,18 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   // --- shapes and strides
   if (p.M < 0 || p.N < 0 || p.K < 0)
     return fmt::format("matrix sizes must be >= 0 (got M={}, N={}, K={})", p.M, p.N, p.K);
+  // C gives M and N: when op(A) and op(B) agree with each other but not with C, name C (e.g. an
+  // empty or default-constructed C view), not op(A).
+  if (p.a.cols == p.b.rows && p.K == p.a.cols && (p.c.rows != p.a.rows || p.c.cols != p.b.cols))
+    return fmt::format("C is {}x{}{}, expected rows of op(A) x columns of op(B) = {}x{}", p.c.rows, p.c.cols,
+                       p.c.data ? "" : " (no data: an empty or default-constructed view)", p.a.rows, p.b.cols);
+  // An empty A or B against the other two: name it, with the shape the others imply.
+  if (p.a.cols != p.b.rows && p.K == p.a.cols && !p.a.data && p.b.data && p.c.cols == p.b.cols)
+    return fmt::format("op(A) is {}x{} (no data: an empty or default-constructed view), expected rows of C x "
+                       "rows of op(B) = {}x{}", p.a.rows, p.a.cols, p.c.rows, p.b.rows);
+  if (p.a.cols != p.b.rows && p.K == p.a.cols && !p.b.data && p.a.data && p.c.rows == p.a.rows)
+    return fmt::format("op(B) is {}x{} (no data: an empty or default-constructed view), expected columns of "
+                       "op(A) x columns of C = {}x{}", p.b.rows, p.b.cols, p.a.cols, p.c.cols);
   if (p.a.rows != p.M || p.a.cols != p.K)
     return fmt::format("op(A) is {}x{}, expected MxK = {}x{}", p.a.rows, p.a.cols, p.M, p.K);
   if (p.b.rows != p.K || p.b.cols != p.N)
@@ -53,9 +67,27 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
       return fmt::format("C strides (row {}, column {}) make distinct elements of a {}x{} matrix overlap",
                          p.c.rs, p.c.cs, p.M, p.N);
   }
-  if (p.K > 0 && ((p.M > 0 && !p.a.data) || (p.N > 0 && !p.b.data))) return "A or B has no data";
+  if (p.K > 0 && p.M > 0 && !p.a.data) return "A has no data (an empty or default-constructed view)";
+  if (p.K > 0 && p.N > 0 && !p.b.data) return "B has no data (an empty or default-constructed view)";
   if (p.a.rs < 0 || p.a.cs < 0 || p.b.rs < 0 || p.b.cs < 0)
     return "A and B strides must be >= 0 (0 repeats a row or column)";
+  // --- aliasing: C is written while A and B are read, by other threads and in other tiles: C may
+  // not share memory with either (unlike elementwise ops, where an input may be the output).
+  if (p.M > 0 && p.N > 0 && p.K > 0) {
+    auto span = [](const auto& m, std::uintptr_t& lo, std::uintptr_t& hi) {
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(m.data)>>;
+      lo = reinterpret_cast<std::uintptr_t>(m.data);
+      hi = lo + static_cast<std::uintptr_t>(((m.rows - 1) * m.rs + (m.cols - 1) * m.cs + 1) * int64_t(sizeof(T)));
+    };
+    std::uintptr_t clo, chi, lo, hi;
+    span(p.c, clo, chi);
+    span(p.a, lo, hi);
+    if (lo < chi && clo < hi)
+      return "C overlaps A in memory (allowed: C in memory of its own; copy A first to compute in place)";
+    span(p.b, lo, hi);
+    if (lo < chi && clo < hi)
+      return "C overlaps B in memory (allowed: C in memory of its own; copy B first to compute in place)";
+  }
   if (std::max({p.M, p.N, p.K}) > int64_t(1) << 40)
     return fmt::format("sizes above 2^40 are not supported (got M={}, N={}, K={})", p.M, p.N, p.K);
 
@@ -64,7 +96,8 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("activation {} (as an int) is not an Activation; allowed: none, relu, leaky_relu, silu, gelu",
                        int(p.act));
   if (std::is_integral<compute>::value && p.act != Activation::none && p.act != Activation::relu)
-    return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed: none, relu",
+    return fmt::format("activation '{}' needs a floating-point accumulator; for {} inputs allowed activations: "
+                       "none, relu, each with or without a bias (epilogues none, bias, relu, bias+relu)",
                        activation_name(p.act), dtype_name(TypeTraits<TIn>::dtype));
 
   // --- math

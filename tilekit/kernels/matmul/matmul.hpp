@@ -124,10 +124,22 @@ template <class TIn, class TOut>
 MatmulLaunchReport run_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg,
                               const Kokkos::DefaultExecutionSpace& space = Kokkos::DefaultExecutionSpace(),
                               const MatmulLaunchOptions& options = MatmulLaunchOptions()) {
+  require_launch_thread();
   const std::string why = check_matmul(p, cfg);
   if (!why.empty()) throw InvalidArgument(why);
   return launch_matmul(p, cfg, space, options);
 }
+
+/// The (input, output) element types tilekit instantiates (supported_type_pairs() names them).
+template <class TIn, class TOut>
+struct is_supported_type_pair : std::false_type {};
+template <> struct is_supported_type_pair<double, double> : std::true_type {};
+template <> struct is_supported_type_pair<float, float> : std::true_type {};
+template <> struct is_supported_type_pair<f16, f16> : std::true_type {};
+template <> struct is_supported_type_pair<f16, float> : std::true_type {};
+template <> struct is_supported_type_pair<bf16, bf16> : std::true_type {};
+template <> struct is_supported_type_pair<bf16, float> : std::true_type {};
+template <> struct is_supported_type_pair<int8_t, int32_t> : std::true_type {};
 
 /// A rank-2 Kokkos view as a strided matrix, transposed when op == T.
 template <class View>
@@ -136,8 +148,9 @@ auto as_strided(const View& v, Op op = Op::N) {
   return op == Op::T ? m.transposed() : m;
 }
 
-/// The problem C = alpha op(A) op(B) + beta C, then bias (may be an empty view) and activation, over
-/// rank-2 views of any layout; throws InvalidArgument when the bias is not one value per column of C.
+/// The problem C = alpha op(A) op(B) + beta C, then bias (an empty view: none) and activation, over
+/// rank-2 views of any layout; throws InvalidArgument when a non-empty bias is not one value per
+/// column of C.
 template <class AV, class BV, class CV, class BiasView>
 auto matmul_problem(Op opa, Op opb, typename TypeTraits<typename AV::non_const_value_type>::compute alpha,
                     const AV& A, const BV& B,
@@ -147,6 +160,10 @@ auto matmul_problem(Op opa, Op opb, typename TypeTraits<typename AV::non_const_v
   using TOut = typename CV::non_const_value_type;
   static_assert(std::is_same<TIn, typename BV::non_const_value_type>::value,
                 "tilekit::matmul: A and B must have the same element type");
+  // Caught here rather than as an undefined reference to check_matmul<TIn, TOut> at link time.
+  static_assert(is_supported_type_pair<TIn, TOut>::value,
+                "tilekit::matmul: unsupported element types of (A and B, C); allowed: (double, double), "
+                "(float, float), (f16, f16), (f16, float), (bf16, bf16), (bf16, float), (int8_t, int32_t)");
   MatmulProblem<TIn, TOut> p;
   const auto a = as_strided(A, opa);
   const auto b = as_strided(B, opb);
@@ -159,7 +176,7 @@ auto matmul_problem(Op opa, Op opb, typename TypeTraits<typename AV::non_const_v
   p.alpha = alpha;
   p.beta = beta;
   p.act = act;
-  if (bias.size() > 0 || bias.data() != nullptr) {
+  if (bias.size() > 0) {  // an empty view (allocated with 0 values or default-constructed) means none
     if (static_cast<int64_t>(bias.extent(0)) != p.N)
       throw InvalidArgument("bias has " + std::to_string(bias.extent(0)) +
                             " values; it needs one per column of C (" + std::to_string(p.N) + ")");

@@ -105,10 +105,46 @@ RefMatrix reference_kokkos_kernels(const MatmulProblem<TIn, TOut>& p,
   return ref;
 }
 
-/// ||C - ref||_F / ||ref||_F. NaN or inf anywhere in C gives +inf. When ref is all zero the result
-/// is 0 if C is too, else +inf.
+/// The largest finite value of T (integers: no limit here, their accumulators saturate or wrap).
+template <class T>
+double largest_finite() {
+  if constexpr (std::is_same<T, f16>::value) return 65504.0;
+  else if constexpr (std::is_same<T, bf16>::value) return 3.3895313892515355e38;
+  else if constexpr (std::is_floating_point<T>::value) return double(std::numeric_limits<T>::max());
+  else return std::numeric_limits<double>::infinity();
+}
+
+/// Elements whose exact result (`ref`) lies beyond the largest finite value of TOut: the output
+/// type cannot hold them, whatever the kernel does. `first` receives the first one (row-major
+/// index i * cols + j), or -1.
 template <class TOut>
-double relative_error(const StridedMatrix<const TOut>& c, const RefMatrix& ref) {
+int64_t overflowed_elements(const RefMatrix& ref, int64_t& first) {
+  first = -1;
+  const int64_t rows = int64_t(ref.extent(0)), cols = int64_t(ref.extent(1));
+  const double limit = largest_finite<TOut>();
+  if (rows == 0 || cols == 0 || !(limit < std::numeric_limits<double>::infinity())) return 0;
+  int64_t count = 0, at = std::numeric_limits<int64_t>::max();
+  Kokkos::parallel_reduce(
+      "tilekit::overflowed_elements", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(int64_t i, int64_t j, int64_t& n) { n += Kokkos::Experimental::fabs(ref(i, j)) > limit ? 1 : 0; },
+      count);
+  if (count == 0) return 0;
+  Kokkos::parallel_reduce(
+      "tilekit::first_overflowed", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(int64_t i, int64_t j, int64_t& m) {
+        if (Kokkos::Experimental::fabs(ref(i, j)) > limit && i * cols + j < m) m = i * cols + j;
+      },
+      Kokkos::Min<int64_t>(at));
+  first = at;
+  return count;
+}
+
+/// ||C - ref||_F / ||ref||_F. NaN or inf anywhere in C gives +inf. When ref is all zero the result
+/// is 0 if C is too, else +inf. Elements whose |ref| exceeds `skip_above` are left out (those that
+/// overflowed the output type, counted apart by overflowed_elements).
+template <class TOut>
+double relative_error(const StridedMatrix<const TOut>& c, const RefMatrix& ref,
+                      double skip_above = std::numeric_limits<double>::infinity()) {
   if (c.rows == 0 || c.cols == 0) return 0.0;
   double diff2 = 0.0, ref2 = 0.0;
   int bad = 0;
@@ -117,6 +153,7 @@ double relative_error(const StridedMatrix<const TOut>& c, const RefMatrix& ref) 
       KOKKOS_LAMBDA(int64_t i, int64_t j, double& d2, double& r2, int& nbad) {
         const double v = convert<double>(c(i, j));
         const double r = ref(i, j);
+        if (Kokkos::Experimental::fabs(r) > skip_above) return;
         if (!(v - v == 0.0)) ++nbad;  // NaN or inf
         d2 += (v - r) * (v - r);
         r2 += r * r;
