@@ -190,7 +190,7 @@ printf '{"format": 1, "tilekit_version": "0.2.0", "device": {}, "entries": [}' >
 expect 0 "!parse_error"                    TILEKIT_TUNING_DIR="$tmp/c48" -- matmul 16 16 16 --reps 1 --warmup 0
 
 # ============================================================================================
-# Tables by class (issue 54): each row is one bad input and the text its message must name.
+# Tables by class: each row is one bad input and the text its message must name.
 # A class's rows run through `table CLASS STATUS`, which counts them per class for the summary.
 declare -A per_class=()
 table() {  # table <class> <status>; then rows on stdin: <text> <TAB> <args...> (VAR=value words first)

@@ -643,8 +643,9 @@ TEST(ShippedTuning, EveryResultsFileOfTheTreeIsCompiledIn) {
   }
   EXPECT_TRUE(host) << "no openmp__*.json among " << shipped.size() << " shipped files";
   EXPECT_TRUE(cuda) << "no cuda__*.json among " << shipped.size() << " shipped files";
+}
 
-// --- The cache at cluster sizes (issue 54): indexed, parsed once, foreign files refused
+// --- The cache at cluster sizes: indexed, parsed once, foreign files refused
 
 namespace {
 // Entry i of a large cache: 240 families (type pair x layout x epilogue) with shapes on a grid.
