@@ -425,7 +425,7 @@ the git history.
   per run (integer operations for i8), from the median time of the timed iterations; elementwise add in
   GB/s (2 reads + 1 write). A dash: not measured (that library has no such routine).
 - **Ratios**: rate / rate, above 1 when tilekit is faster. *tilekit* is the `{tk}` series where present,
-  else `tilekit:tuned`, the config that `--config auto` picks from the shipped tuning cache;
+  else `tilekit:tuned` (its name in results before 2026-11-27): the config `--config auto` picks;
   `tilekit:default` (the built-in config without tuning) is shown beside it. *tilekit / vendor* divides
   by the fastest vendor series of that shape (e.g. cuBLAS and its TN variant for i8). The fused-epilogue
   ratio compares tilekit with leaky_relu fused into the matmul against the vendor matmul followed by a
