@@ -212,31 +212,19 @@ struct MmaFragTileShape {
 #define TILEKIT_HOST_X86_PATHS 1
 #endif
 
-/// Whether the host micro-kernel of path `isa` reads `in` inputs as dot-product pairs (bf16 with
-/// AVX-512 BF16) or quads (i8 with AVX-512 VNNI): then the CPU needs those instructions too.
-constexpr bool host_bf16_dot(HostIsa isa, DType in) {
+/// How the host micro-kernel of a path reads an input type's packed operands: the compute type
+/// (plain), or k groups for the x86 integer and bf16 instructions: bf16 pairs for AVX-512 BF16's
+/// vdpbf16ps and i8 quads for AVX-512 VNNI's vpdpbusd (avx512 path; the CPU needs those
+/// instructions too), i8 as int16 pairs for vpmaddwd (avx2 path: two products per i32 lane, twice
+/// the lanes of an f32 FMA). host/packed.hpp, HostPacking.
+enum class HostPackingKind { plain, bf16_pairs, i8_quads, i8_pairs };
+constexpr HostPackingKind host_packing(HostIsa isa, DType in) {
 #if defined(TILEKIT_HOST_X86_PATHS)
-  return isa == HostIsa::avx512 && in == DType::bf16;
-#else
-  return (void)isa, (void)in, false;
+  if (isa == HostIsa::avx512 && in == DType::bf16) return HostPackingKind::bf16_pairs;
+  if (isa == HostIsa::avx512 && in == DType::i8) return HostPackingKind::i8_quads;
+  if (isa == HostIsa::avx2 && in == DType::i8) return HostPackingKind::i8_pairs;
 #endif
-}
-constexpr bool host_i8_dot(HostIsa isa, DType in) {
-#if defined(TILEKIT_HOST_X86_PATHS)
-  return isa == HostIsa::avx512 && in == DType::i8;
-#else
-  return (void)isa, (void)in, false;
-#endif
-}
-
-/// Whether the host micro-kernel of path `isa` reads i8 inputs as int16 pairs of consecutive k
-/// (the avx2 path's vpmaddwd: two products summed into i32 per lane, twice the lanes of an f32 FMA).
-constexpr bool host_i8_pairs(HostIsa isa, DType in) {
-#if defined(TILEKIT_HOST_X86_PATHS)
-  return isa == HostIsa::avx2 && in == DType::i8;
-#else
-  return (void)isa, (void)in, false;
-#endif
+  return (void)isa, (void)in, HostPackingKind::plain;
 }
 
 /// A tile of the host packed kernel (tilekit/kernels/matmul/host/packed.hpp; Serial, OpenMP): a team (one
@@ -258,7 +246,10 @@ struct HostPackedTileShape {
   static constexpr bool tf32 = false;
   static constexpr bool runs(DType in) { return (in == DType::f64) == (COMPUTE_BYTES == 8); }
   /// True if this CPU runs the tile's micro-kernel for `in` inputs (checked at run time).
-  static bool runs_here(DType in) { return host_isa_runs(isa, host_bf16_dot(isa, in), host_i8_dot(isa, in)); }
+  static bool runs_here(DType in) {
+    return host_isa_runs(isa, host_packing(isa, in) == HostPackingKind::bf16_pairs,
+                         host_packing(isa, in) == HostPackingKind::i8_quads);
+  }
   static constexpr int micro_tiles = (BM / TM) * (BN / TN);
   /// An upper bound of the team size (team threads split the NR-column slivers).
   static constexpr int threads = BN / TN;

@@ -39,7 +39,6 @@
 #include <type_traits>
 #include <utility>
 
-
 namespace tilekit {
 namespace detail {
 
@@ -80,13 +79,15 @@ struct PackedLayout {
 ///   products summed into i32 per lane: 4x the lanes of an i32 multiply-add). vpdpbusd multiplies
 ///   unsigned by signed bytes, so A is packed as a + 128 (its bits with the top bit flipped) and
 ///   each B sliver carries 128 x its column sums over the panel, which the micro-kernel subtracts:
-///   sum (a + 128) b - 128 sum b = sum a b, exactly (i32 arithmetic wraps the same way either way).
+///   sum (a + 128) b - 128 sum b = sum a b, exactly (i32 arithmetic wraps the same way either way);
+/// and on the avx2 path i8 as int16 pairs of consecutive k for vpmaddwd (tiles.hpp, host_packing).
 template <class TIn, HostIsa ISA>
 struct HostPacking {
   using compute = typename TypeTraits<TIn>::compute;
-  static constexpr bool bf16_dot = host_bf16_dot(ISA, TypeTraits<TIn>::dtype);
-  static constexpr bool i8_dot = host_i8_dot(ISA, TypeTraits<TIn>::dtype);
-  static constexpr bool i8_pairs = host_i8_pairs(ISA, TypeTraits<TIn>::dtype);
+  static constexpr HostPackingKind kind = host_packing(ISA, TypeTraits<TIn>::dtype);
+  static constexpr bool bf16_dot = kind == HostPackingKind::bf16_pairs;
+  static constexpr bool i8_dot = kind == HostPackingKind::i8_quads;
+  static constexpr bool i8_pairs = kind == HostPackingKind::i8_pairs;
   using type = std::conditional_t<bf16_dot, uint16_t,
                                   std::conditional_t<i8_dot, int8_t, std::conditional_t<i8_pairs, int16_t, compute>>>;
   static constexpr int kgroup = bf16_dot || i8_pairs ? 2 : i8_dot ? 4 : 1;
