@@ -317,6 +317,13 @@ ROWS
 expect 0 "PASS" -- matmul 9 9 9 --dtype i8 --epilogue bias+relu --check --reps 1
 expect 0 "PASS" -- matmul 9 9 9 --dtype i8 --epilogue bias --check --reps 1
 
+# --- The host micro-kernel path: TILEKIT_HOST_ISA checked, a forced path taken (host backends)
+if [ "$backend" = openmp ] || [ "$backend" = serial ]; then
+  expect 2 "TILEKIT_HOST_ISA='banana' is not a host path (allowed: portable" TILEKIT_HOST_ISA=banana -- matmul 4 4 4
+  expect 0 "chosen by TILEKIT_HOST_ISA" TILEKIT_HOST_ISA=portable -- info
+  expect 0 "PASS"                   TILEKIT_HOST_ISA=portable -- matmul 33 17 300 --dtype i8 --check --reps 1
+fi
+
 # --- tune merge: files that are not cache files, in words, and never a hang
 mkfifo "$tmp/fifo.json"
 mkdir -p "$tmp/adir"

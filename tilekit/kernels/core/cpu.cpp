@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__HIP_DEVICE_COMPILE__) && !defined(__CUDA_ARCH__)
 #include <cpuid.h>
 #define TILEKIT_CPU_X86 1
 #endif
@@ -51,6 +51,7 @@ CpuInfo read_cpu() {
     c.vendor = v;
   }
   if (__get_cpuid(1, &a, &b, &cx, &d)) {
+    c.f16c = (cx >> 29) & 1;  // CPUID.1:ECX[29]
     const int base_family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
     const int base_model = (a >> 4) & 0xf, ext_model = (a >> 16) & 0xf;
     c.family = base_family == 0xf ? base_family + ext_family : base_family;
@@ -59,7 +60,6 @@ CpuInfo read_cpu() {
   __builtin_cpu_init();
   c.avx2 = __builtin_cpu_supports("avx2");
   c.fma = __builtin_cpu_supports("fma");
-  c.f16c = __builtin_cpu_supports("f16c");
   c.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   c.avx512_bf16 = c.avx512 && __builtin_cpu_supports("avx512bf16");

@@ -49,7 +49,7 @@ __attribute__((target("avx2,fma"), noinline)) double fma_avx2(long n) { return f
 __attribute__((noinline)) double fma_portable(long n) { return fma_chains<16, 12>(n); }
 #endif
 
-double fma_flops(HostIsa isa, long iterations) {
+[[maybe_unused]] double fma_flops(HostIsa isa, long iterations) {
 #if defined(TILEKIT_PEAK_X86)
   if (isa == HostIsa::avx512) return fma_avx512(iterations);
   if (isa == HostIsa::avx2) return fma_avx2(iterations);
