@@ -341,6 +341,7 @@ using HostMatmulTiles = TileList<
     HostPackedTileShape<48, 128, 256, 6, 16, 4, HostIsa::avx2>,
     HostPackedTileShape<96, 128, 256, 6, 8, 8, HostIsa::avx2>,
     HostPackedTileShape<48, 64, 256, 6, 8, 8, HostIsa::avx2>,
+    HostPackedTileShape<24, 64, 256, 6, 16, 4, HostIsa::avx2>,  // f32 near 128^3: 4+ teams a thread
 #endif
     HostPackedTileShape<96, 192, 256, 8, 12, 4, HostIsa::portable>,
     HostPackedTileShape<96, 96, 256, 8, 6, 8, HostIsa::portable>>;
