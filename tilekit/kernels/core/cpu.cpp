@@ -27,18 +27,18 @@ const char* host_isa_name(HostIsa isa) {
 
 namespace {
 
-// Bytes of a cache level from sysconf, else sysfs (index<n>: 0 L1d, 2 L2, 3 L3 on x86 and most
-// aarch64 kernels).
+// Bytes of a cache level from sysfs (index<n>: 0 L1d, 2 L2, 3 L3 on x86 and most aarch64 kernels),
+// else sysconf: in some VMs sysconf reports the whole socket's L3 (384 MB here against a core's 32 MB).
 std::size_t cache_bytes(int sysconf_name, int sysfs_index) {
-  long v = -1;
-  if (sysconf_name >= 0) v = ::sysconf(sysconf_name);
-  if (v > 0) return std::size_t(v);
   std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(sysfs_index) + "/size");
   long n = 0;
   std::string unit;
-  if (!(f >> n)) return 0;
-  f >> unit;
-  return std::size_t(n) * (unit.empty() || unit[0] == 'K' ? 1024 : unit[0] == 'M' ? 1024 * 1024 : 1);
+  if (f >> n && n > 0) {
+    f >> unit;
+    return std::size_t(n) * (unit.empty() || unit[0] == 'K' ? 1024 : unit[0] == 'M' ? 1024 * 1024 : 1);
+  }
+  const long v = sysconf_name >= 0 ? ::sysconf(sysconf_name) : -1;
+  return v > 0 ? std::size_t(v) : 0;
 }
 
 CpuInfo read_cpu() {

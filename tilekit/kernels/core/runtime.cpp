@@ -32,20 +32,6 @@ namespace {
   }
   return "unknown CPU";
 }
-// Largest cache level the kernel reports for cpu0 (sysconf's figure is wrong in some VMs).
-[[maybe_unused]] std::size_t host_last_level_cache() {
-  std::size_t best = 0;
-  for (int idx = 0; idx < 8; ++idx) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
-    std::string v;
-    if (!(f >> v) || v.empty()) continue;
-    std::size_t mult = 1;
-    if (v.back() == 'K') mult = 1024;
-    if (v.back() == 'M') mult = 1024 * 1024;
-    best = std::max<std::size_t>(best, std::stoull(v) * mult);
-  }
-  return best > 0 ? best : std::size_t(32) << 20;
-}
 }  // namespace
 
 RuntimeInfo runtime_info() {
@@ -86,7 +72,8 @@ RuntimeInfo runtime_info() {
   r.device = cpu_model();
   r.architecture = cpu_info().architecture();
   r.compute_units = r.concurrency;
-  r.last_level_cache = host_last_level_cache();
+  const std::size_t llc = std::max(cpu_info().l3_bytes, cpu_info().l2_bytes);  // per core's view (sysfs)
+  r.last_level_cache = llc > 0 ? llc : std::size_t(32) << 20;
 #endif
   return r;
 }
