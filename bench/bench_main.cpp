@@ -59,6 +59,10 @@ const char* kHelp =
     "  --tk_configs=LIST      matmul: one more tilekit series per config name (tilekit:<name>, and\n"
     "                         with the fused activation), the same config at every shape; a shape or\n"
     "                         type it cannot run is skipped with the reason [TILEKIT_BENCH_CONFIGS]\n"
+    "  --tk_layout=L          matmul storage order: col (A, B, C column-major; default), row (all\n"
+    "                         row-major, as PyTorch and NumPy store them) or kmajor (A row-major, B\n"
+    "                         column-major: both K-contiguous, C row-major; torch._int_mm's layout)\n"
+    "                         [TILEKIT_BENCH_LAYOUT]\n"
     "Timing: each iteration runs from a fenced start to a fence after the work, on the host clock\n"
     "(and CUDA events on CUDA); rates use the median. JSON: --benchmark_out=F --benchmark_out_format=json\n\n";
 
@@ -113,6 +117,10 @@ void set_option(const std::string& key, const std::string& v) {
     o.note = v;
   } else if (key == "configs") {
     o.configs = split_list(v, ',');
+  } else if (key == "layout") {
+    if (v != "col" && v != "row" && v != "kmajor")
+      bad("--tk_layout = '" + v + "' is not a storage order (allowed: col, row, kmajor)");
+    o.layout = v;
   } else {
     bad("unknown option --tk_" + key + " (see --help)");
   }
@@ -121,7 +129,7 @@ void set_option(const std::string& key, const std::string& v) {
 // Environment first, then flags (which win); --tk_* flags are removed from argv.
 void parse_options(int* argc, char** argv) {
   for (const char* key : {"shapes", "dtypes", "warmup", "min_reps", "max_reps", "rep_work", "deadline_s",
-                          "rotate_mib", "note", "configs"}) {
+                          "rotate_mib", "note", "configs", "layout"}) {
     std::string env = std::string("TILEKIT_BENCH_") + key;
     for (auto& ch : env) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     if (const char* v = std::getenv(env.c_str())) set_option(key, v);

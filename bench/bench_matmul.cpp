@@ -1,8 +1,11 @@
 // Matmul benchmarks: tilekit against Kokkos Kernels and the vendor BLAS on the same data, in the
 // same process where the vendor allows it.
 //
-// Every series computes C = A B (alpha 1, beta 0) on column-major A (M x K), B (K x N), C (M x N),
-// the BLAS convention, from the same random inputs (tilekit/kernels/core/fill.hpp, fixed seeds; never zeros):
+// Every series computes C = A B (alpha 1, beta 0) on A (M x K), B (K x N), C (M x N) stored in the
+// order --tk_layout names (col: all column-major, the BLAS convention and the default; row: all
+// row-major, as PyTorch and NumPy store them; kmajor: A row-major and B column-major, both
+// K-contiguous, C row-major: torch._int_mm's layout, cuBLAS int8's fast one), from the same random
+// inputs (tilekit/kernels/core/fill.hpp, fixed seeds; never zeros):
 //   tilekit:<config>               tilekit's blocked matmul with that config source's config
 //                                  (default: the backend's default tile; auto: what `--config auto`
 //                                  and tilekit::gemm pick), or a config named in --tk_configs
@@ -10,9 +13,10 @@
 //   tilekit:auto+bias+gelu         the auto config with a bias (one random value per column of C) and
 //                                  gelu fused (floating-point types): the cost of a heavier epilogue
 //   kokkos_kernels                 KokkosBlas::gemm, native (no TPL); f32 and f64 only: Kokkos
-//                                  Kernels has no f16 gemm
+//                                  Kernels has no f16 gemm; col and row layouts
 //   openblas                       cblas_{s,d}gemm (host backends, when OpenBLAS was found); for bf16
-//                                  cblas_sbgemm (bf16 in, f32 out: tilekit's bf16 rows write bf16)
+//                                  cblas_sbgemm (bf16 in, f32 out: tilekit's bf16 rows write bf16);
+//                                  col and row layouts
 //   openblas+leaky_relu            the same followed by a separate Kokkos activation pass over C
 // On CUDA the vendor series (cuBLAS) come from bench/cublas_baseline.cu, a separate program built
 // on the GPU machine with that machine's CUDA toolkit, writing the same JSON.
@@ -51,6 +55,28 @@ namespace matmul_suite {
 
 using ES = Kokkos::DefaultExecutionSpace;
 
+/// Where operand elements live in the storage order --tk_layout names.
+struct Storage {
+  bool a_col = true, b_col = true, c_col = true;
+  static Storage of(const std::string& layout) {
+    if (layout == "row") return {false, false, false};
+    if (layout == "kmajor") return {false, true, false};
+    return {};
+  }
+  /// Offsets of A(i, k), B(k, j), C(i, j) of an M x N x K product.
+  static int64_t at(bool col, int64_t r, int64_t c, int64_t rows, int64_t cols) {
+    return col ? r + c * rows : r * cols + c;
+  }
+  /// The strided view of a rows x cols operand at `p`.
+  template <class T>
+  static StridedMatrix<T> matrix(bool col, T* p, int64_t rows, int64_t cols) {
+    return col ? StridedMatrix<T>{p, rows, cols, 1, rows} : StridedMatrix<T>{p, rows, cols, cols, 1};
+  }
+  bool all(bool col) const { return a_col == col && b_col == col && c_col == col; }
+};
+
+Storage storage() { return Storage::of(options().layout); }
+
 // ---- config sources of the tilekit series ------------------------------------------------------
 
 /// Where a tilekit series gets its config for a shape, input type and math.
@@ -75,10 +101,10 @@ struct ConfigSource {
   ConfigFn config;
 };
 
-/// What `--config auto` picks for the shape (tuning cache: exact shape, nearest tuned shape, then
-/// the default), for column-major operands and no epilogue, as the benchmark runs them.
+/// What `--config auto` picks for the shape, for the benchmark's storage order and no epilogue.
 MatmulConfig auto_config(const Shape& sh, DType t, Math math) {
-  const tuning::MatmulLayouts layouts{true, true, true};
+  const Storage st = storage();
+  const tuning::MatmulLayouts layouts{st.a_col, st.b_col, st.c_col};
   const DType out = default_out_dtype(t);
   const auto key = tuning::matmul_key(t, out, layouts, Epilogue{}, sh.M, sh.N, sh.K, math);
   return tuning::resolve_matmul_config(key, t, [](const MatmulConfig&) { return std::string(); }, "", "", math)
@@ -114,7 +140,9 @@ constexpr bool kk_has_type() {
 template <class T>
 std::vector<Series> series_for(Math math) {
   std::vector<Series> s;
-  const bool ieee_float = kk_has_type<T>() && math == Math::ieee;  // what Kokkos Kernels and OpenBLAS compute
+  // what Kokkos Kernels and OpenBLAS compute, in the storage orders they run here (col, row)
+  const bool ieee_float =
+      kk_has_type<T>() && math == Math::ieee && (storage().all(true) || storage().all(false));
   for (const auto& src : kConfigSources) {
     s.push_back({std::string("tilekit:") + src.label, Impl::tilekit, Activation::none, src.config});
     if (!std::is_integral<T>::value)  // integer accumulators take relu only
@@ -192,9 +220,10 @@ MatmulProblem<T, out_type<T>> problem(const Operands<T>& o, int s, Activation ac
   p.M = o.M;
   p.N = o.N;
   p.K = o.K;
-  p.a = {o.A(s), o.M, o.K, 1, o.M};  // column-major: (i, k) at i + k M
-  p.b = {o.B(s), o.K, o.N, 1, o.K};
-  p.c = {o.C(s), o.M, o.N, 1, o.M};
+  const Storage st = storage();
+  p.a = Storage::matrix<const T>(st.a_col, o.A(s), o.M, o.K);
+  p.b = Storage::matrix<const T>(st.b_col, o.B(s), o.K, o.N);
+  p.c = Storage::matrix(st.c_col, o.C(s), o.M, o.N);
   p.act = act;
   p.math = math;
   p.bias = bias ? o.bias.data() : nullptr;
@@ -213,9 +242,15 @@ void activation_pass(T* c, int64_t n, Activation act) {
 template <class T>
 void kokkos_kernels_run(const Operands<T>& o, int s) {
   if constexpr (kk_has_type<T>()) {
-    Kokkos::View<const T**, Kokkos::LayoutLeft> A(o.A(s), o.M, o.K), B(o.B(s), o.K, o.N);
-    Kokkos::View<T**, Kokkos::LayoutLeft> C(o.C(s), o.M, o.N);
-    kokkos_kernels_gemm(A, B, C);
+    if (storage().all(true)) {
+      Kokkos::View<const T**, Kokkos::LayoutLeft> A(o.A(s), o.M, o.K), B(o.B(s), o.K, o.N);
+      Kokkos::View<T**, Kokkos::LayoutLeft> C(o.C(s), o.M, o.N);
+      kokkos_kernels_gemm(A, B, C);
+    } else {  // row-major C = A B is column-major C^T = B^T A^T over the same memory
+      Kokkos::View<const T**, Kokkos::LayoutLeft> At(o.A(s), o.K, o.M), Bt(o.B(s), o.N, o.K);
+      Kokkos::View<T**, Kokkos::LayoutLeft> Ct(o.C(s), o.N, o.M);
+      kokkos_kernels_gemm(Bt, At, Ct);
+    }
   }
 }
 
@@ -223,15 +258,18 @@ void kokkos_kernels_run(const Operands<T>& o, int s) {
 template <class T>
 void openblas_run(const Operands<T>& o, int s, Activation act) {
   const int m = static_cast<int>(o.M), n = static_cast<int>(o.N), k = static_cast<int>(o.K);
+  const bool col = storage().all(true);  // else all row-major (series_for)
+  const CBLAS_ORDER order = col ? CblasColMajor : CblasRowMajor;
+  const int lda = col ? m : k, ldb = col ? k : n, ldc = col ? m : n;
   if constexpr (std::is_same<T, float>::value)
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, o.A(s), m, o.B(s), k, 0.0f, o.C(s), m);
+    cblas_sgemm(order, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, o.A(s), lda, o.B(s), ldb, 0.0f, o.C(s), ldc);
   if constexpr (std::is_same<T, double>::value)
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, o.A(s), m, o.B(s), k, 0.0, o.C(s), m);
+    cblas_dgemm(order, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, o.A(s), lda, o.B(s), ldb, 0.0, o.C(s), ldc);
 #if defined(TILEKIT_BENCH_HAVE_OPENBLAS_SBGEMM)
   if constexpr (std::is_same<T, bf16>::value) {
     static_assert(sizeof(bfloat16) == sizeof(bf16), "OpenBLAS bfloat16 is the bf16 bits");
-    cblas_sbgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, reinterpret_cast<const bfloat16*>(o.A(s)),
-                 m, reinterpret_cast<const bfloat16*>(o.B(s)), k, 0.0f, o.CF(s), m);
+    cblas_sbgemm(order, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, reinterpret_cast<const bfloat16*>(o.A(s)),
+                 lda, reinterpret_cast<const bfloat16*>(o.B(s)), ldb, 0.0f, o.CF(s), ldc);
     if (act != Activation::none) activation_pass(o.CF(s), o.M * o.N, act);
     return;
   }
@@ -258,14 +296,20 @@ double spot_check(const Operands<T>& o, int s, Activation act, Math math, double
     int64_t j = static_cast<int64_t>((r >> 32) % static_cast<uint64_t>(o.N));
     if (p == 0) i = j = 0;
     if (p == 1) i = o.M - 1, j = o.N - 1;
-    idx_h(p) = i + j * o.M;
+    idx_h(p) = i + j * o.M;  // (i, j); the offset in C is taken in the gather below
   }
   Kokkos::deep_copy(idx, idx_h);
   const out_type<T>* c = o.C(s);
   const float* cf = f32_out ? o.CF(s) : nullptr;  // cblas_sbgemm's f32 output
+  const Storage st = storage();
+  const int64_t M = o.M, N = o.N;
+  const bool c_col = st.c_col;
   Kokkos::parallel_for(
-      "tilekit::bench::gather", Kokkos::RangePolicy<ES>(0, P),
-      KOKKOS_LAMBDA(int p) { got(p) = cf ? double(cf[idx(p)]) : convert<double>(c[idx(p)]); });
+      "tilekit::bench::gather", Kokkos::RangePolicy<ES>(0, P), KOKKOS_LAMBDA(int p) {
+        const int64_t i = idx(p) % M, j = idx(p) / M;
+        const int64_t at = c_col ? i + j * M : i * N + j;
+        got(p) = cf ? double(cf[at]) : convert<double>(c[at]);
+      });
   auto got_h = Kokkos::create_mirror_view(got);
   Kokkos::deep_copy(got_h, got);
   tol = matmul_tolerance(TypeTraits<T>::dtype, f32_out ? DType::f32 : TypeTraits<out_type<T>>::dtype, o.K, math);
@@ -275,8 +319,8 @@ double spot_check(const Operands<T>& o, int s, Activation act, Math math, double
     const int64_t i = idx_h(p) % o.M, j = idx_h(p) / o.M;
     double ref = 0.0;
     for (int64_t k = 0; k < o.K; ++k)
-      ref += convert<double>(random_value<T>(kSeedA, off_a + i + k * o.M)) *
-             convert<double>(random_value<T>(kSeedB, off_b + k + j * o.K));
+      ref += convert<double>(random_value<T>(kSeedA, off_a + Storage::at(st.a_col, i, k, o.M, o.K))) *
+             convert<double>(random_value<T>(kSeedB, off_b + Storage::at(st.b_col, k, j, o.K, o.N)));
     if (bias) ref += convert<double>(random_value<typename TypeTraits<T>::compute>(kSeedBias, uint64_t(j)));
     ref = activate(act, ref);
     const double v = got_h(p);
@@ -453,9 +497,15 @@ void register_matmul() {
                                 tuning::default_matmul_config(backend_name(), t).name());
   benchmark::AddCustomContext("matmul_config_default_tf32",
                               tuning::default_matmul_config(backend_name(), DType::f32, Math::tf32).name());
-  benchmark::AddCustomContext("matmul_operands",
-                              "column-major A (MxK), B (KxN), C (MxN); alpha 1, beta 0; uniform random in "
-                              "[-1, 1) from tilekit/kernels/core/fill.hpp (seeds 1, 2); f16 accumulates in f32");
+  const std::string order = options().layout == "row"      ? "row-major A (MxK), B (KxN), C (MxN)"
+                            : options().layout == "kmajor" ? "row-major A (MxK), column-major B (KxN): both "
+                                                             "K-contiguous; row-major C (MxN)"
+                                                           : "column-major A (MxK), B (KxN), C (MxN)";
+  benchmark::AddCustomContext("matmul_layout", options().layout);
+  benchmark::AddCustomContext("matmul_operands", order +
+                                                     "; alpha 1, beta 0; uniform random in [-1, 1) from "
+                                                     "tilekit/kernels/core/fill.hpp (seeds 1, 2); f16 "
+                                                     "accumulates in f32");
   benchmark::AddCustomContext("matmul_activation",
                               std::string(activation_name(kActivation)) +
                                   " (slope 0.01): fused into tilekit's epilogue; a separate Kokkos pass over C "

@@ -12,10 +12,11 @@
 //                          cublasGemmEx f32 with CUBLAS_COMPUTE_32F_FAST_TF32 (tf32: TF32 tensor cores),
 //                          cublasGemmEx i8 in, i32 out with CUBLAS_COMPUTE_32I (i8)
 //   cublas+leaky_relu      the same followed by a separate leaky_relu kernel over C (not for i8)
-//   cublas_tn              i8 only: the same product with A stored K x M (op(A) = A^T, K contiguous),
-//                          the layout cuBLAS's int8 tensor-core kernels want; context for the
-//                          column-major series, which every other library in the suite runs
-// Operands are column-major A (MxK), B (KxN), C (MxN), alpha 1, beta 0, filled on the device with
+// Operands are A (MxK), B (KxN), C (MxN) in the storage order --layout names (col: all column-major,
+// the default; row: all row-major; kmajor: A row-major, B column-major, C row-major), except that
+// i8 always reads K-contiguous A and B (A row-major, B column-major; C in the layout's order): the
+// layout cuBLAS's int8 tensor-core kernels want and torch._int_mm uses, the vendor's fastest path,
+// which tilekit's i8 series in every layout are judged against. Alpha 1, beta 0, filled on the device with
 // tilekit's generator (tilekit/kernels/core/fill.hpp: splitmix64, seeds 1 and 2), so the data are bit-identical to
 // tilekit's. Each iteration is timed on the host clock from a synchronized start to a synchronize
 // after the work (as tilekit's bench does with fences), and with CUDA events around the same work;
@@ -81,6 +82,8 @@ struct Options {
   std::string out = "cublas_baseline.json";
   std::string git_revision = "unknown";
   std::string note;
+  std::string layout = "col";  // col, row, kmajor
+  bool activation = true;      // also the cublas+leaky_relu series
 };
 
 [[noreturn]] void usage_error(const std::string& msg, int status = 2) {
@@ -88,6 +91,7 @@ struct Options {
                "cublas_baseline: %s\n"
                "usage: cublas_baseline [--shapes=LIST] [--dtypes=f32,f64,f16,bf16,tf32,i8] [--warmup=N] [--min_reps=N]\n"
                "         [--max_reps=N] [--rep_work=GFLOP] [--deadline_s=S] [--rotate_mib=X] [--out=FILE]\n"
+               "         [--layout=col|row|kmajor] [--activation=0|1]\n"
                "         [--git_revision=REV] [--note=TEXT]\n"
                "  LIST: n, a:b:s (squares a..b step s) or MxNxK, comma-separated, each optionally @type[+type]\n",
                msg.c_str());
@@ -324,27 +328,56 @@ struct Bench {
     return m.str();
   }
 
+  /// Storage of the operands: column-major (true) or row-major, for A, B and C.
+  struct Storage {
+    bool a_col, b_col, c_col;
+  };
   template <class T>
-  void gemm(const T* A, const T* B, out_t<T>* C, int m, int n, int k, bool tf32, bool a_trans = false) {
+  Storage storage_for() const {
+    const bool c_col = opt.layout == "col";
+    if (std::is_same<T, int8_t>::value) return {false, true, c_col};  // K-contiguous A and B
+    if (opt.layout == "row") return {false, false, false};
+    if (opt.layout == "kmajor") return {false, true, false};
+    return {true, true, true};
+  }
+  static int64_t at(bool col, int64_t r, int64_t c, int64_t rows, int64_t cols) {
+    return col ? r + c * rows : r * cols + c;
+  }
+
+  /// C = A B in cuBLAS's column-major terms: a row-major C is computed as C^T = B^T A^T.
+  template <class T>
+  void gemm(const T* A, const T* B, out_t<T>* C, int m, int n, int k, bool tf32) {
+    const Storage st = storage_for<T>();
+    // Each operand as cuBLAS sees it: a column-major X (r x c) is itself (op N, ld r); a row-major
+    // one is the column-major c x r matrix X^T (op T, ld c).
+    const void *first = A, *second = B;
+    cublasOperation_t op1 = st.a_col ? CUBLAS_OP_N : CUBLAS_OP_T, op2 = st.b_col ? CUBLAS_OP_N : CUBLAS_OP_T;
+    int ld1 = st.a_col ? m : k, ld2 = st.b_col ? k : n, rows = m, cols = n, ldc = m;
+    if (!st.c_col) {  // C^T (n x m) = B^T A^T
+      first = B, second = A;
+      op1 = st.b_col ? CUBLAS_OP_T : CUBLAS_OP_N, op2 = st.a_col ? CUBLAS_OP_T : CUBLAS_OP_N;
+      ld1 = st.b_col ? k : n, ld2 = st.a_col ? m : k, rows = n, cols = m, ldc = n;
+    }
     if constexpr (std::is_same<T, int8_t>::value) {
       const int32_t one = 1, zero = 0;  // i32 scalars with CUBLAS_COMPUTE_32I
-      CB(cublasGemmEx(handle, a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_8I,
-                      a_trans ? k : m, B, CUDA_R_8I, k, &zero, C, CUDA_R_32I, m, CUBLAS_COMPUTE_32I,
-                      CUBLAS_GEMM_DEFAULT));
+      CB(cublasGemmEx(handle, op1, op2, rows, cols, k, &one, first, CUDA_R_8I, ld1, second, CUDA_R_8I, ld2, &zero, C,
+                      CUDA_R_32I, ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
     } else if constexpr (std::is_same<T, float>::value) {
       const float one = 1.0f, zero = 0.0f;
       if (tf32)
-        CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k, &zero, C,
-                        CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        CB(cublasGemmEx(handle, op1, op2, rows, cols, k, &one, first, CUDA_R_32F, ld1, second, CUDA_R_32F, ld2, &zero,
+                        C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
       else
-        CB(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
+        CB(cublasSgemm(handle, op1, op2, rows, cols, k, &one, static_cast<const float*>(first), ld1,
+                       static_cast<const float*>(second), ld2, &zero, C, ldc));
     } else if constexpr (std::is_same<T, double>::value) {
       const double one = 1.0, zero = 0.0;
-      CB(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m));
+      CB(cublasDgemm(handle, op1, op2, rows, cols, k, &one, static_cast<const double*>(first), ld1,
+                     static_cast<const double*>(second), ld2, &zero, C, ldc));
     } else {
       const float one = 1.0f, zero = 0.0f;  // f32 scalars with CUBLAS_COMPUTE_32F
       const cudaDataType_t t = std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
-      CB(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, t, m, B, t, k, &zero, C, t, m,
+      CB(cublasGemmEx(handle, op1, op2, rows, cols, k, &one, first, t, ld1, second, t, ld2, &zero, C, t, ldc,
                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
   }
@@ -358,10 +391,10 @@ struct Bench {
   static const char* gemm_label(__nv_bfloat16, bool) { return "cublasGemmEx bf16 in/out, CUBLAS_COMPUTE_32F"; }
 
   template <class T>
-  void run_one(const Shape& sh, bool act, bool tf32 = false, bool a_trans = false) {
+  void run_one(const Shape& sh, bool act, bool tf32 = false) {
     using TOut = out_t<T>;
     const std::string dt = tf32 ? "tf32" : TypeInfo<T>::name;
-    const std::string series = a_trans ? "cublas_tn" : act ? "cublas+leaky_relu" : "cublas";
+    const std::string series = act ? "cublas+leaky_relu" : "cublas";
     const std::string key = "matmul/" + dt + "/" + series;
     Result r;
     r.name = key + "/" + sh.name();
@@ -392,7 +425,7 @@ struct Bench {
       int last = 0;
       auto run = [&](int64_t i) {
         last = static_cast<int>(i % sets);
-        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k, tf32, a_trans);
+        gemm<T>(a + last * mk, b + last * kn, c + last * mn, m, n, k, tf32);
         if constexpr (!std::is_same<T, int8_t>::value) {
           if (act) {
             leaky_relu_kernel<T><<<std::min<uint64_t>((mn + 255) / 256, 8192), 256>>>(c + last * mn, mn);
@@ -436,8 +469,10 @@ struct Bench {
                     {"submit_us", median(submit) * 1e6},
                     {"buffers", double(sets)},
                     {"warmup", double(warmup)}};
-      r.label = std::string(gemm_label(T(), tf32)) + (a_trans ? ", A^T (K x M stored, K contiguous)" : "") +
-                (act ? " + leaky_relu kernel" : "");
+      const Storage st = storage_for<T>();
+      const auto order = [](bool col) { return col ? "col" : "row"; };
+      r.label = std::string(gemm_label(T(), tf32)) + ", A " + order(st.a_col) + ", B " + order(st.b_col) + ", C " +
+                order(st.c_col) + (act ? " + leaky_relu kernel" : "");
 
       // Check 16 entries of the last C against sums in double of the generator's values.
       const int P = 16;
@@ -449,12 +484,12 @@ struct Bench {
         if (p == 0) ii = jj = 0;
         if (p == 1) ii = sh.M - 1, jj = sh.N - 1;
         TOut got;
-        CK(cudaMemcpy(&got, c + last * mn + ii + jj * sh.M, sizeof(TOut), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&got, c + last * mn + at(st.c_col, ii, jj, sh.M, sh.N), sizeof(TOut), cudaMemcpyDeviceToHost));
         double ref = 0.0;
         const uint64_t oa = uint64_t(last) * mk, ob = uint64_t(last) * kn;
         for (int64_t kk = 0; kk < sh.K; ++kk)
-          ref += to_double(random_element<T>(1, oa + (a_trans ? kk + ii * sh.K : ii + kk * sh.M))) *
-                 to_double(random_element<T>(2, ob + kk + jj * sh.K));
+          ref += to_double(random_element<T>(1, oa + at(st.a_col, ii, kk, sh.M, sh.K))) *
+                 to_double(random_element<T>(2, ob + at(st.b_col, kk, jj, sh.K, sh.N)));
         if (act) ref = ref > 0.0 ? ref : 0.01 * ref;
         const double v = to_double(got);
         if (!std::isfinite(v)) finite = false;
@@ -526,6 +561,13 @@ int main(int argc, char** argv) {
     else if (k == "out") o.out = v;
     else if (k == "git_revision") o.git_revision = v;
     else if (k == "note") o.note = v;
+    else if (k == "activation") {
+      if (v != "0" && v != "1") usage_error("--activation '" + v + "' is not 0 or 1");
+      o.activation = v == "1";
+    } else if (k == "layout") {
+      if (v != "col" && v != "row" && v != "kmajor") usage_error("--layout '" + v + "' is not col, row or kmajor");
+      o.layout = v;
+    }
     else usage_error("unknown option --" + k);
   }
   if (o.min_reps > o.max_reps) usage_error("--min_reps is larger than --max_reps");
@@ -577,9 +619,14 @@ int main(int argc, char** argv) {
         {"timing_policy", policy.str()},
         {"matmul_shapes", o.shapes},
         {"matmul_dtypes", dl},
+        {"matmul_layout", o.layout},
         {"matmul_operands",
-         "column-major A (MxK), B (KxN), C (MxN); alpha 1, beta 0; uniform random in [-1, 1) from tilekit's "
-         "generator (seeds 1, 2); f16 accumulates in f32"},
+         std::string(o.layout == "row"      ? "row-major A (MxK), B (KxN), C (MxN)"
+                     : o.layout == "kmajor" ? "row-major A (MxK), column-major B (KxN), row-major C (MxN)"
+                                            : "column-major A (MxK), B (KxN), C (MxN)") +
+             "; i8: row-major A, column-major B (K-contiguous, cuBLAS int8's fast layout), C as the others; "
+             "alpha 1, beta 0; uniform random in [-1, 1) from tilekit's generator (seeds 1, 2); f16 accumulates "
+             "in f32"},
         {"matmul_activation", "leaky_relu (slope 0.01): a separate CUDA kernel over C after the cuBLAS call"},
     };
     if (!o.note.empty()) bench.report.context.push_back({"note", o.note});
@@ -595,15 +642,13 @@ int main(int argc, char** argv) {
     for (const auto& t : o.dtypes) {
       if (!sh.wants(t)) continue;
       for (bool act : {false, true}) {
+        if (act && !o.activation) continue;
         if (t == "f64") bench.run_one<double>(sh, act);
         if (t == "f32") bench.run_one<float>(sh, act);
         if (t == "f16") bench.run_one<__half>(sh, act);
         if (t == "bf16") bench.run_one<__nv_bfloat16>(sh, act);
         if (t == "tf32") bench.run_one<float>(sh, act, true);
-        if (t == "i8" && !act) {
-          bench.run_one<int8_t>(sh, false);
-          bench.run_one<int8_t>(sh, false, false, true);
-        }
+        if (t == "i8" && !act) bench.run_one<int8_t>(sh, false);
       }
     }
   cublasDestroy(bench.handle);

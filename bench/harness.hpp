@@ -50,6 +50,7 @@ struct Options {
   double rotate_bytes = 0.0;          ///< --tk_rotate_mib: input bytes to rotate through (0 = 2 x LLC)
   std::string note;                   ///< --tk_note: free text recorded in the context
   std::vector<std::string> configs;   ///< --tk_configs: fixed matmul configs, one series each
+  std::string layout = "col";         ///< --tk_layout: matmul storage order (col, row, kmajor)
 };
 const Options& options();
 

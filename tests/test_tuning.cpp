@@ -4,11 +4,13 @@
 #include "tilekit/kernels/matmul/tiles.hpp"
 #include "tilekit/tuning/matmul_defaults.hpp"
 #include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/matmul_model.hpp"
 #include "tilekit/tuning/elementwise_tuner.hpp"
 #include "tilekit/tuning/elementwise_defaults.hpp"
 #include "tilekit/tuning/sweep_journal.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 using namespace tilekit;
@@ -643,6 +646,77 @@ TEST(ShippedTuning, EveryResultsFileOfTheTreeIsCompiledIn) {
   }
   EXPECT_TRUE(host) << "no openmp__*.json among " << shipped.size() << " shipped files";
   EXPECT_TRUE(cuda) << "no cuda__*.json among " << shipped.size() << " shipped files";
+}
+
+TEST(ShippedTuning, NoEntryIsAShapeOfTheGpuZoo) {
+  // The zoo (bench/shapes/gpu-zoo.txt) judges `auto` where nobody tuned: a shipped entry for one of
+  // its shapes would make that shape an exact match.
+  std::ifstream zoo(std::string(TILEKIT_SOURCE_DIR) + "/bench/shapes/gpu-zoo.txt");
+  ASSERT_TRUE(zoo.good());
+  std::set<std::vector<int64_t>> shapes;
+  std::string line;
+  while (std::getline(zoo, line)) {
+    long long m = 0, n = 0, k = 0;
+    if (std::sscanf(line.c_str(), "%lldx%lldx%lld", &m, &n, &k) == 3) shapes.insert({m, n, k});
+  }
+  EXPECT_GE(shapes.size(), 40u);
+  for (const auto& file : tilekit::tuning::builtin_shipped_results()) {
+    if (file.first.rfind("cuda__", 0) != 0 && file.first.rfind("hip__", 0) != 0) continue;  // GPU results
+    const auto doc = nlohmann::json::parse(file.second);
+    for (const auto& e : doc.at("entries")) {
+      const auto shape = e.at("shape").get<std::vector<int64_t>>();
+      EXPECT_EQ(shapes.count(shape), 0u) << file.first << " has an entry for zoo shape " << e.dump();
+    }
+  }
+}
+
+namespace {
+/// The model's pick (its config name) for a problem on a 132-SM Hopper.
+std::string model_pick(DType in, int64_t M, int64_t N, int64_t K, Math math = Math::ieee, bool wgmma = true) {
+  GpuModelDevice h100;
+  h100.sms = 132;
+  const auto ranked = rank_gpu_matmul(gpu_model_candidates(in, math, wgmma, 90), in, default_out_dtype(in), M, N, K, h100);
+  return ranked.empty() ? "" : ranked.front().config.name();
+}
+}  // namespace
+
+TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
+  // Where sweeps measured (tilekit/tuning/results, H100), the model agrees with their tiles:
+  EXPECT_EQ(model_pick(DType::f16, 512, 512, 512), "bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32");
+  EXPECT_EQ(model_pick(DType::f16, 1024, 1024, 1024), "bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32");
+  EXPECT_EQ(model_pick(DType::f16, 2048, 2048, 2048), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
+  EXPECT_EQ(model_pick(DType::f16, 8192, 8192, 8192), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
+  EXPECT_EQ(model_pick(DType::f32, 4096, 4096, 4096), "bm256_bn128_bk16_tm16_tn8_g16_t256_v1");
+  EXPECT_EQ(model_pick(DType::f32, 4096, 4096, 4096, Math::tf32), "bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32");
+  // Short K over many tiles: the wide tile (the 64x128 one stores twice the C per FLOP).
+  EXPECT_EQ(model_pick(DType::f16, 8192, 8192, 1024), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
+  // 54 tiles of 256x128 on 132 SMs leave most of them idle: a tile with more teams.
+  EXPECT_NE(model_pick(DType::f32, 2304, 768, 3072), "bm256_bn128_bk16_tm16_tn8_g16_t256_v1");
+  // Deep K on few tiles of C: K split across teams.
+  GpuModelDevice h100;
+  const auto ranked = rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32,
+                                      512, 768, 65536, h100);
+  EXPECT_GT(ranked.front().config.k_splits, 1) << ranked.front().config.name();
+  // Without sm_90a code, the mma.sync tiles; every type with tensor cores has candidates.
+  EXPECT_EQ(model_pick(DType::f16, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32");
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8})
+    EXPECT_FALSE(gpu_model_candidates(t, Math::ieee, true, 90).empty()) << dtype_name(t);
+}
+
+TEST(MatmulModel, PredictsMoreTimeForMoreWorkAndRanksEveryCandidate) {
+  GpuModelDevice h100;
+  h100.peak_flops = 989e12;
+  const auto cands = gpu_model_candidates(DType::f16, Math::ieee, true, 90);
+  const auto small = rank_gpu_matmul(cands, DType::f16, DType::f16, 4096, 4096, 1024, h100);
+  const auto big = rank_gpu_matmul(cands, DType::f16, DType::f16, 4096, 4096, 4096, h100);
+  ASSERT_EQ(small.size(), cands.size());
+  for (std::size_t i = 1; i < small.size(); ++i) EXPECT_LE(small[i - 1].seconds, small[i].seconds);
+  EXPECT_LT(small.front().seconds, big.front().seconds);
+  // The prediction at 8192^3 (peak 989 TFLOP/s, the 128x256 tile's 0.74) is in the range measured.
+  const auto sq = rank_gpu_matmul(cands, DType::f16, DType::f16, 8192, 8192, 8192, h100);
+  const double tflops = 2.0 * 8192.0 * 8192.0 * 8192.0 / sq.front().seconds * 1e-12;
+  EXPECT_GT(tflops, 550.0);
+  EXPECT_LT(tflops, 760.0);
 }
 
 // --- The cache at cluster sizes: indexed, parsed once, foreign files refused

@@ -1,4 +1,5 @@
 #include "tilekit/tuning/matmul_tuner.hpp"
+#include "tilekit/tuning/matmul_model.hpp"
 
 #include "tilekit/kernels/core/fill.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
@@ -630,8 +631,12 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   // The family of the key first; for an epilogue with no usable entry, then the same types and
   // layouts without one (the sweeps time plain products; an epilogue changes the time of the store
   // of C, not which tile shape fits the problem), before the backend default.
+  // On CUDA a tile product takes only an exact entry; elsewhere the model ranks the menu
+  // (matmul_model.hpp), which carries to shapes nobody tuned where a neighbour's tile does not.
+  const bool modelled = backend_name() == std::string("cuda") && !is_thin_shape(key.shape[0], key.shape[1]);
   auto from_family = [&](const TuneKey& k, const char* note) {
     for (const TuneEntry& e : tuned.by_distance(k, same_class)) {
+      if (modelled && e.key.shape != key.shape) break;  // nearest first: no exact entry
       std::string why;
       MatmulConfig cfg = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
       if (!MatmulConfig::parse(e.config, cfg, why) || !(why = valid(cfg)).empty()) {
@@ -659,6 +664,18 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     if (from_family(plain, ", tuned without an epilogue")) return r;
   }
   if (unusable > 3) skipped += fmt::format("{} more tuned entries not usable; ", unusable - 3);
+  if (modelled) {
+    DType out = in;
+    const auto arrow = key.types.find("->");
+    if (arrow == std::string::npos || !parse_dtype(key.types.substr(arrow + 2), out)) out = default_out_dtype(in);
+    std::string model_why;
+    r.config = model_matmul_config(in, out, key.shape[0], key.shape[1], key.shape[2], math, &model_why);
+    if (valid(r.config).empty()) {
+      r.source = "model";
+      r.why = fmt::format("{}no tuned entry for {}; {}", skipped, key.str(), model_why);
+      return r;
+    }
+  }
   r.config = default_matmul_config(backend_name(), in, key.shape[0], key.shape[1], key.shape[2], math);
   r.source = "default";
   r.why = fmt::format("{}no usable tuned entry for {} in {} or the shipped results; using the {} default", skipped,

@@ -182,12 +182,13 @@ MatmulTuneResult tune_matmul(const MatmulTuneRequest& req, TuningCache* cache, c
 /// The result of `--config auto`: which config, from where, and why.
 struct ResolvedConfig {
   MatmulConfig config;
-  std::string source;  ///< "exact", "nearest" or "default"
+  std::string source;  ///< "exact", "nearest", "model" (CUDA tile products) or "default"
   std::vector<std::string> warnings;  ///< about the cache files (set aside, entries kept unused): always shown
   std::string why;
 };
 
-/// `--config auto`: the tuned config of the exact shape, else of the nearest tuned shape of the same
+/// `--config auto`: the tuned config of the exact shape; on CUDA, for products that are not thin,
+/// else the model's pick (matmul_model.hpp); elsewhere the nearest tuned shape of the same
 /// types/layouts/epilogue; for an epilogue with no usable entry, the same from the entries of those
 /// types/layouts without an epilogue; else the backend default. Tuned entries come from the user's cache
 /// (TuningCache::default_dir() or `cache_dir`) and then the results shipped with tilekit

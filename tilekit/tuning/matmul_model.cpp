@@ -1,0 +1,184 @@
+// The GPU matmul model (matmul_model.hpp). Times are predicted for one SM, the busiest: the tiles
+// (times the K splits) are dealt to the SMs, ceil(tiles / SMs) each, and an SM runs them in groups of
+// the teams it holds at once. A group of r < teams_per_sm teams runs each team faster than a full
+// group, but not r / teams_per_sm times the work in that share of the time: fewer warps hide less
+// latency, modelled as sqrt(r / teams_per_sm) of the full group's time per K step.
+#include "tilekit/tuning/matmul_model.hpp"
+
+#include "tilekit/kernels/core/device.hpp"
+#include "tilekit/kernels/core/peak.hpp"
+#include "tilekit/kernels/matmul/matmul.hpp"
+#include "tilekit/kernels/matmul/tiles.hpp"
+#include "tilekit/tuning/matmul_defaults.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace tilekit {
+namespace tuning {
+
+namespace {
+// The fixed cost of a tile besides its K steps and its store of C: the pipeline's fill, about two
+// K steps of the wide tiles before the first MMA (perf notes 44).
+constexpr double kPrologueSteps = 2.0;
+
+// Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on an
+// H100 (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's peak
+// the tile reached at 4096^3-8192^3 (BENCHMARKS.md gpu-h100; perf notes sections 7, 10, 14, 16,
+// 27, 30) or, for tiles never run there, the fraction that reproduces its measured rates at the
+// shapes where it won (perf notes 44). The model ranks; it need not predict rates exactly.
+const GpuTileModel kWgmmaF16[] = {
+    {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.74},
+    {"bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32", 2, 0.64},
+    {"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", 2, 0.60},
+    {"bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32", 3, 0.50},
+};
+const GpuTileModel kMmaF16[] = {
+    {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.60},
+    {"bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32", 2, 0.55},
+    {"bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32", 2, 0.42},
+};
+const GpuTileModel kWgmmaTf32[] = {
+    {"bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32", 1, 0.62},
+    {"bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
+    {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.33},
+};
+const GpuTileModel kMmaTf32[] = {
+    {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.33},
+    {"bm128_bn128_bk32_tm64_tn32_tc_g8_t8_v32", 1, 0.31},
+};
+const GpuTileModel kDmma[] = {
+    {"bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32", 2, 0.72},
+    {"bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32", 2, 0.62},
+};
+const GpuTileModel kImma[] = {
+    {"bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32", 2, 0.20},
+    {"bm128_bn128_bk64_tm64_tn32_tc_g8_t8_v32", 2, 0.19},
+};
+// f32 with IEEE math: the warp-tiled SIMT kernel; the 64x64 tile also with K split over 2, 4 or 8
+// teams per tile of C (the split tiles' partial sums are stores of their own, counted as such).
+const GpuTileModel kSimtF32[] = {
+    {"bm256_bn128_bk16_tm16_tn8_g16_t256_v1", 1, 0.62},
+    {"bm128_bn128_bk16_tm8_tn16_g16_t128_v1", 2, 0.58},
+    {"bm128_bn128_bk16_tm8_tn8_g16_t256_v1", 1, 0.55},
+    {"bm128_bn64_bk16_tm8_tn8_g8_t128_v1", 2, 0.52},
+    {"bm64_bn64_bk16_tm8_tn4_g16_t128_v1", 4, 0.45},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 2},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 4},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 8},
+};
+
+template <std::size_t N>
+std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
+  return std::vector<GpuTileModel>(a, a + N);
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Team scratch of a tile for an input type (with its default output type: the operands' stages
+/// are what the scratch holds).
+std::size_t scratch_bytes(const MatmulConfig& c, DType in) {
+  switch (in) {
+    case DType::f16: return matmul_scratch_bytes<f16, f16>(c);
+    case DType::bf16: return matmul_scratch_bytes<bf16, bf16>(c);
+    case DType::f64: return matmul_scratch_bytes<double, double>(c);
+    case DType::i8: return matmul_scratch_bytes<int8_t, int32_t>(c);
+    default: return matmul_scratch_bytes<float, float>(c);
+  }
+}
+}  // namespace
+
+std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, int compute_capability) {
+  if (compute_capability < 80) return in == DType::f32 && math == Math::ieee ? list(kSimtF32) : std::vector<GpuTileModel>{};
+  switch (in) {
+    case DType::f16:
+    case DType::bf16: return wgmma ? list(kWgmmaF16) : list(kMmaF16);
+    case DType::f64: return list(kDmma);
+    case DType::i8: return list(kImma);
+    case DType::f32: return math == Math::tf32 ? (wgmma ? list(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
+    default: return {};
+  }
+}
+
+std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
+                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev) {
+  (void)in;
+  std::vector<RankedConfig> ranked;
+  const double sms = std::max(dev.sms, 1);
+  // Relative units where the peak is unknown: the ranking is the same.
+  const double sm_peak = (dev.peak_flops > 0 ? dev.peak_flops : 1e15) / sms;
+  const double store_per_sm = dev.store_bytes_per_s / sms;  // every SM storing at once
+  for (const GpuTileModel& t : candidates) {
+    RankedConfig r;
+    std::string why;
+    if (!MatmulConfig::parse(t.config, r.config, why)) throw std::logic_error(why);
+    const MatmulConfig& c = r.config;
+    const int splits = std::max(t.k_splits, 1);
+    r.config.k_splits = splits;
+    const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
+    const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
+    // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
+    const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * t.efficiency);
+    const double store = double(c.bm) * c.bn * double(dtype_size(splits > 1 ? DType::f32 : out)) / store_per_sm;
+    const double tile_full = (double(k_steps) + kPrologueSteps) * step + store;
+    const int64_t per_sm = ceil_div(tiles, int64_t(sms));
+    const int64_t groups = per_sm / t.teams_per_sm, rest = per_sm % t.teams_per_sm;
+    r.seconds = double(groups) * tile_full;
+    if (rest > 0)
+      r.seconds += (double(k_steps) + kPrologueSteps) * step * std::sqrt(double(rest) / t.teams_per_sm) + store;
+    r.waves = double(tiles) / (sms * t.teams_per_sm);
+    r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps", tiles, splits > 1 ? fmt::format(" (K split {})", splits) : "",
+                         r.waves, k_steps);
+    ranked.push_back(std::move(r));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const RankedConfig& a, const RankedConfig& b) { return a.seconds < b.seconds; });
+  return ranked;
+}
+
+MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why) {
+  const bool wgmma = warpgroup_mma_available() && std::max({M, N, K}) <= int64_t(INT32_MAX);
+  const std::vector<GpuTileModel> candidates = gpu_model_candidates(in, math, wgmma, cuda_compute_capability());
+  GpuModelDevice dev;
+  dev.sms = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / 2048);
+  dev.peak_flops = device_peak(in, math).flops;
+  std::vector<RankedConfig> ranked;
+  if (!candidates.empty()) ranked = rank_gpu_matmul(candidates, in, out, M, N, K, dev);
+  // A tile this build or this GPU cannot run (scratch above the limit, no sm_90a code) is passed over.
+  const auto runnable = [&](const MatmulConfig& c) {
+    if (!tile_supports(c, in, math)) return false;
+    if (c.wgmma && !wgmma) return false;
+    if (c.k_splits > 1 && !tile_splits_k(c)) return false;
+    return team_scratch_limit(0) >= scratch_bytes(c, in);
+  };
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (!runnable(ranked[i].config)) continue;
+    MatmulConfig pick = ranked[i].config;
+    // The long-K grouped order of the 128x256 ws tile (matmul_defaults.cpp) is an order, not a tile.
+    const MatmulConfig shaped = default_matmul_config("cuda", in, M, N, K, math);
+    if (shaped.bm == pick.bm && shaped.bn == pick.bn && shaped.bk == pick.bk && shaped.ws == pick.ws &&
+        shaped.wgmma == pick.wgmma && shaped.tm == pick.tm && shaped.tn == pick.tn)
+      pick.group_m = shaped.group_m;
+    if (why) {
+      *why = fmt::format("the model ranks {} candidates for {}x{}x{} on {} SMs: {} ({}, {:.1f} us)", ranked.size(), M,
+                         N, K, dev.sms, pick.name(), ranked[i].note, ranked[i].seconds * 1e6);
+      int shown = 0;
+      for (std::size_t j = 0; j < ranked.size() && shown < 2; ++j)
+        if (j != i && runnable(ranked[j].config)) {
+          *why += fmt::format(shown ? ", {} ({:.1f} us)" : "; then {} ({:.1f} us)", ranked[j].config.name(),
+                              ranked[j].seconds * 1e6);
+          ++shown;
+        }
+    }
+    return pick;
+  }
+  if (why) *why = "the model has no candidate this GPU runs for the type; using the shape default";
+  return default_matmul_config("cuda", in, M, N, K, math);
+}
+
+}  // namespace tuning
+}  // namespace tilekit

@@ -1,0 +1,57 @@
+// The GPU matmul model: `auto`'s choice among the menu's tiles for a problem nobody tuned. Each
+// candidate's time is predicted from how its tiles fall on the SMs (waves and the last wave's fill),
+// the padding of edge tiles, the K steps per tile against the fixed cost of a tile (pipeline fill and
+// the store of C), and the steady-state efficiency the tile reaches where it is at its best. The
+// candidates are ranked by that time; the first is `auto`'s pick where no tuned entry is exact, and
+// the top few are what `tilekit tune --strategy model` measures (docs/tuning.md; perf notes 44).
+#pragma once
+
+#include "tilekit/kernels/matmul/config.hpp"
+#include "tilekit/kernels/core/types.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilekit {
+namespace tuning {
+
+/// One candidate tile of the model with what the model knows of it.
+struct GpuTileModel {
+  const char* config;     ///< the menu config (tilekit/kernels/matmul/tiles.hpp)
+  int teams_per_sm;       ///< teams one SM holds at once (registers, scratch, launch bounds)
+  double efficiency;      ///< steady-state fraction of the type's peak with every SM full
+  int k_splits = 1;       ///< SIMT split-K: teams per tile of C, each a 1/k_splits share of K
+};
+
+/// The GPU the model predicts for.
+struct GpuModelDevice {
+  int sms = 132;                     ///< streaming multiprocessors
+  double peak_flops = 0.0;           ///< the type's peak (FLOP/s; core/peak.hpp); 0: relative times
+  double store_bytes_per_s = 3.35e12;  ///< DRAM bandwidth the stores of C share
+};
+
+/// A candidate and its predicted time.
+struct RankedConfig {
+  MatmulConfig config;
+  double seconds = 0.0;  ///< predicted (relative units where the device's peak is unknown)
+  double waves = 0.0;    ///< tiles over the teams the device holds at once
+  std::string note;      ///< e.g. "108 tiles, 0.41 waves, 192 K steps"
+};
+
+/// The model's candidates for an input type and math on CUDA: the tensor-core tiles where the type
+/// has them (`wgmma`: the Hopper warpgroup tiles run in this build and on this GPU), else SIMT.
+std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, int compute_capability);
+
+/// Every candidate ranked by predicted time, fastest first (ties: the order of `candidates`).
+std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
+                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev);
+
+/// The model's pick for this build's GPU: the first of rank_gpu_matmul over gpu_model_candidates,
+/// with the shape rules of the defaults that are not tile choices (the grouped order of long-K ws
+/// tiles). `why` (if given) says what was ranked and the runners-up.
+MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
+                                 std::string* why = nullptr);
+
+}  // namespace tuning
+}  // namespace tilekit
