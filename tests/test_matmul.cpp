@@ -126,7 +126,8 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
   // 16-byte aligned pitches, else with the cp.async producer. Pitches of whole 16-byte vectors with
   // ragged tile edges (200 = 128 + 72 rows, 264 = 256 + 8 columns, 712 = 11 x 64 + 8: eleven K
   // steps, so every stage buffer and barrier is reused) in every storage order must take TMA and
-  // match; an odd padding must fall back to cp.async and match too.
+  // match; an odd padding must pack the operands K-major and load those through TMA, and, where
+  // cp.async loads are asked for, take the cp.async producer; both must match.
   using TIn = typename TestFixture::TIn;
   using TOut = typename TestFixture::TOut;
   if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
@@ -146,10 +147,12 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesLoadThroughTmaWhereOperandsAllowIt) 
       if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
       c.cfg = cfg;
       const std::string how = this->expect_matches(c).ws_loads;
-      if (odd_pitch)
-        EXPECT_EQ(how.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << how;
-      else
-        EXPECT_EQ(how, "tma") << c.describe();
+      EXPECT_EQ(how, odd_pitch ? "tma (packed)" : "tma") << c.describe();
+      if (odd_pitch) {
+        c.launch.ws_cp_async_loads = true;
+        const std::string forced = this->expect_matches(c).ws_loads;
+        EXPECT_EQ(forced.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << forced;
+      }
     }
   }
 }
@@ -322,7 +325,7 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
 TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
   // A stride of 0 is allowed for A and B (one row of A, one column of B, repeated): every tile of
   // the menu, with ragged edges and several K steps, must read it as such. On the warp-specialised
-  // tiles no TMA map can describe it: f16/bf16 take the cp.async producer, TF32 packs the operand.
+  // tiles no TMA map can describe it: the operand is packed K-major and loaded through TMA.
   for (const MatmulConfig& cfg : runnable_menu_tiles<typename TestFixture::TIn, typename TestFixture::TOut>()) {
     for (int which = 0; which < 3; ++which) {  // A's row repeated, B's column repeated, both
       Case c;
@@ -334,7 +337,7 @@ TYPED_TEST(MatmulTyped, OperandsWithARepeatedRowOrColumnMatchReference) {
       c.cfg = cfg;
       const MatmulLaunchReport launched = this->expect_matches(c);
       if (cfg.ws) {
-        EXPECT_EQ(launched.ws_loads.rfind("cp.async: ", 0), 0u) << c.describe() << ": " << launched.ws_loads;
+        EXPECT_EQ(launched.ws_loads, "tma (packed)") << c.describe();
       }
     }
   }

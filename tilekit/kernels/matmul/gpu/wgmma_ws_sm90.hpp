@@ -684,9 +684,10 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
 /// once (one per SM for the 128x256 tile's ~193 KB of scratch), each looping over tiles league_size
 /// apart, so that a team's next tile is loading while it writes the last one's C. Loads go through
 /// TMA where tensor maps can describe both operands (16-byte aligned bases and pitches, unit stride
-/// along the staged rows, sizes under 2^31), else through the cp.async producer (f16/bf16); the
-/// TF32 tile instead first packs each operand that is not K-major with such a pitch into a K-major
-/// copy (pack_k_major, into the session's packing workspace), so that it always loads through TMA.
+/// along the staged rows, sizes under 2^31); an f16/bf16 operand they cannot describe is first packed
+/// into a K-major copy with such a pitch (pack_k_major, into the session's packing workspace), and
+/// the cp.async producer loads only where MatmulLaunchOptions asks for it or no workspace is left.
+/// The TF32 tile packs each operand that is not K-major, since wgmma reads 32-bit operands only so.
 /// The tensor maps are copied in stream order into a slot of device memory kept for them
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address. The 128x256 tile runs as two-team clusters
@@ -705,7 +706,7 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   if (options.ws_team_cap > 0) league = std::max(1, std::min(league, options.ws_team_cap));
   alignas(64) unsigned char maps[256] = {};
   std::string why;
-  bool packed = false;  // TF32: the packing workspace is held until the kernel is launched
+  bool packed = false;  // the packing workspace is held until the kernel is launched
 #if defined(KOKKOS_ENABLE_CUDA)
   auto& p = f.p;
   cudaStream_t stream = space.cuda_stream();
@@ -738,15 +739,55 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       if (why.empty()) why = encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
     }
   } else {
-    const bool a_k = p.a.cs == 1, b_n = p.b.cs == 1;
-    const bool unit = (a_k || p.a.rs == 1) && (b_n || p.b.rs == 1);
-    why = options.ws_cp_async_loads ? "cp.async loads asked for" : unit ? "" : "an operand without a unit stride";
-    if (why.empty())  // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows)
-      why = a_k ? encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E)
-                : encode_tma_2d(maps, p.a.data, p.M, p.K, p.a.cs, 64, E);
-    if (why.empty())  // op(B): rows of N (N-major) or of K (boxes of BN rows)
-      why = b_n ? encode_tma_2d(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64, E)
-                : encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
+    // op(A): rows of K (K-major, boxes of BM rows) or of M (boxes of 64 rows); "" or why TMA cannot.
+    const auto encode_a = [&]() -> std::string {
+      if (p.a.cs == 1) return encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E);
+      if (p.a.rs == 1) return encode_tma_2d(maps, p.a.data, p.M, p.K, p.a.cs, 64, E);
+      return "op(A) has no unit stride";
+    };
+    // op(B): rows of N (N-major, boxes of 64 rows) or of K (boxes of BN rows).
+    const auto encode_b = [&]() -> std::string {
+      if (p.b.cs == 1) return encode_tma_2d(maps + 128, p.b.data, p.N, p.K, p.b.rs, 64, E);
+      if (p.b.rs == 1) return encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
+      return "op(B) has no unit stride";
+    };
+    if (options.ws_cp_async_loads) {
+      why = "cp.async loads asked for";
+    } else {
+      std::string why_a = encode_a(), why_b = encode_b();
+      // An operand TMA cannot describe (a pitch that is not a whole number of 16-byte vectors, as
+      // row-major A with K = 4095 has; no unit stride; a repeated row) is packed K-major with such
+      // a pitch first, as the TF32 tile does: the cp.async producer's 4-byte loads of such operands
+      // ran at 8 TFLOP/s where TMA from the packed copy runs near full speed (perf notes 44).
+      if ((!why_a.empty() || !why_b.empty()) && p.K > 0) {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
+        const int64_t pitch = (p.K + 16 / E - 1) / (16 / E) * (16 / E);  // K rounded up to 16 bytes
+        const std::size_t a_elems = why_a.empty() ? 0 : std::size_t(p.M * pitch);
+        const std::size_t b_elems = why_b.empty() ? 0 : std::size_t(p.N * pitch);
+        const std::size_t a_bytes = (a_elems * sizeof(T) + 255) / 256 * 256;
+        void* ws = nullptr;
+        const std::string no_ws = acquire_pack_workspace(a_bytes + b_elems * sizeof(T), stream, ws);
+        if (no_ws.empty()) {
+          packed = true;
+          if (a_elems > 0) {
+            T* dst = static_cast<T*>(ws);
+            pack_k_major(p.a.data, p.M, p.K, p.a.rs, p.a.cs, dst, pitch, space);
+            p.a = {dst, p.M, p.K, pitch, 1};
+            why_a = encode_a();
+          }
+          if (b_elems > 0) {  // op(B) is K x N: its rows along K are columns n
+            T* dst = reinterpret_cast<T*>(static_cast<char*>(ws) + a_bytes);
+            pack_k_major(p.b.data, p.N, p.K, p.b.cs, p.b.rs, dst, pitch, space);
+            p.b = {dst, p.K, p.N, 1, pitch};
+            why_b = encode_b();
+          }
+        } else {
+          why_a = why_a.empty() ? why_b : why_a;
+          why_a += "; packing: " + no_ws;
+        }
+      }
+      why = !why_a.empty() ? why_a : why_b;
+    }
   }
   if constexpr (F::kClusterCapable) {
     // Two-team clusters: each team multicasts half of B, so B's K-major boxes are BN / 2 rows.
