@@ -530,7 +530,7 @@ struct PackKMajor {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
       const int fast = e % kBlock, slow = e / kBlock;
       const int ii = along_i ? fast : slow, jj = along_i ? slow : fast;
-      T v = T(0);
+      T v = convert<T>(0.0f);
       if (i0 + ii < R && j0 + jj < L) v = src[(i0 + ii) * rs + (j0 + jj) * cs];
       block[ii * (kBlock + 1) + jj] = v;
     });
