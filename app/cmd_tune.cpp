@@ -214,7 +214,12 @@ int run_tune_matmul(const TuneOpts& o) {
                                       "inputs allowed: none, bias, relu, bias+relu",
                                       o.epilogue, activation_name(req.epilogue.act), dtype_name(req.in)));
   if (!parse_strategy(o.strategy, req.strategy))
-    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed)", o.strategy));
+    throw InvalidArgument(
+        fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed, model)", o.strategy));
+  if (req.strategy == Strategy::model && backend_name() != std::string("cuda"))
+    throw InvalidArgument(fmt::format("--strategy model ranks the GPU tiles (CUDA builds); on the {} backend use "
+                                      "exhaustive, random or listed",
+                                      backend_name()));
   req.layouts = {o.layout_a == "col", o.layout_b == "col", o.layout_c == "col"};
   req.budget = {o.budget, o.seconds};
   req.seed = o.seed;
@@ -392,8 +397,9 @@ int run_tune_elementwise(const TuneEwOpts& o) {
   if (op_info(req.op).floating_only && req.dtype == DType::i32)
     throw InvalidArgument(fmt::format("op '{}' needs a floating-point type (got --dtype i32; allowed: f64, f32, f16, bf16)",
                                       o.op));
-  if (!parse_strategy(o.strategy, req.strategy))
-    throw InvalidArgument(fmt::format("unknown --strategy '{}' (allowed: exhaustive, random, listed)", o.strategy));
+  if (!parse_strategy(o.strategy, req.strategy) || req.strategy == Strategy::model)
+    throw InvalidArgument(fmt::format("unknown --strategy '{}' for elementwise (allowed: exhaustive, random, listed)",
+                                      o.strategy));
   req.budget = {o.budget, o.seconds};
   req.seed = o.seed;
   req.reps = o.reps;
@@ -554,9 +560,11 @@ Runner add_tune(CLI::App& app) {
   mm->add_option("--epilogue", o->epilogue, std::string("fused epilogue: ") + Epilogue::allowed())->capture_default_str()
       ->check(word_validator("an epilogue, e.g. none, bias, relu"));
   mm->add_option("--strategy", o->strategy,
-                 "exhaustive, random, or listed (only the shape's default and the --also configs)")->capture_default_str()
-      ->check(word_validator("exhaustive, random, listed"));
-  mm->add_option("--budget", o->budget, "random/exhaustive: at most this many candidates per shape (0 = all)")
+                 "exhaustive, random, listed (only the shape's default and the --also configs), or model (CUDA: "
+                 "the GPU model's top candidates per shape)")->capture_default_str()
+      ->check(word_validator("exhaustive, random, listed, model"));
+  mm->add_option("--budget", o->budget,
+                 "random/exhaustive/model: at most this many candidates per shape (0 = all; model: 4)")
       ->check(whole_validator(0, 1000000, "a candidate budget"));
   mm->add_option("--seconds", o->seconds, "stop measuring a shape after this many seconds (0 = no limit)")
       ->check(finite_validator(0.0, 1e7));

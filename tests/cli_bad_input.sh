@@ -61,6 +61,12 @@ expect 2 "gelu"                   -- matmul 4 4 4 --dtype i8 --epilogue gelu
 expect 2 "--math"                 -- matmul 4 4 4 --math fp19
 expect 2 "applies to --dtype f32 only (got --dtype f64)" -- matmul 4 4 4 --dtype f64 --math tf32
 expect 2 "applies to --dtype f32 only (got --dtype i8)" -- tune matmul --sizes 16 --dtype i8 --math tf32
+expect 2 "for elementwise (allowed: exhaustive, random, listed)" -- tune elementwise --strategy model
+if [ "$("$app" info 2>/dev/null | sed -n 's/^backend *//p')" = cuda ]; then
+  expect 0 "strategy model" -- tune matmul --sizes 96 --strategy model --reps 2 --warmup 1 --cache "$(mktemp -d)"
+else
+  expect 2 "ranks the GPU tiles" -- tune matmul --sizes 16 --strategy model
+fi
 expect 0 '"pass": true'           -- matmul 33 17 45 --math tf32 --layout-a col --beta 1 --check --json --reps 1
 expect 2 "integers"               -- matmul 4 4 4 --dtype i8 --alpha 0.5
 expect 2 "diagonal"               -- matmul 4 4 4 --layout-a diagonal

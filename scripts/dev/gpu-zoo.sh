@@ -14,8 +14,21 @@ run() {  # layout, types
     > "$out/zoo-$1.log" 2>&1
   echo "zoo $1 ($2): exit status $?"
 }
+# Every tile of the model's candidates for a type as its own series at every zoo shape (row-major):
+# how far `auto` is from the best tile of the menu, shape by shape.
+menu() {  # type, configs
+  OUT="$out/zoo-menu-$1" TILEKIT_BENCH_ZOO=1 TILEKIT_BENCH_LAYOUTS=row TILEKIT_BENCH_DTYPES="$1" \
+    TILEKIT_BENCH_CONFIGS="$2" TILEKIT_BENCH_FILTER='tilekit:(auto|bm[^+/]*)/' TILEKIT_BENCH_BUDGET_S="$budget" \
+    scripts/bench-gpu.sh > "$out/zoo-menu-$1.log" 2>&1
+  echo "zoo menu $1: exit status $?"
+}
 mkdir -p "$out"
 run row f16,bf16,f32,tf32,f64,i8
 run col f16,bf16,f32,tf32,f64,i8
 run kmajor i8
+[ "${TILEKIT_ZOO_MENU:-1}" = 1 ] && {
+  menu f16 bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32,bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32,bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32,bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32,bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32,bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32,bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32
+  menu f32 bm256_bn128_bk16_tm16_tn8_g16_t256_v1,bm128_bn128_bk16_tm8_tn16_g16_t128_v1,bm128_bn128_bk16_tm8_tn8_g16_t256_v1,bm128_bn64_bk16_tm8_tn8_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_g16_t128_v1,bm64_bn64_bk16_tm8_tn4_s2_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s8_g8_t128_v1
+}
 for layout in row col kmajor; do python3 scripts/dev/zoo-ratios.py "$out/zoo-$layout" tilekit:auto tilekit:default; done
+for t in f16 f32; do [ -d "$out/zoo-menu-$t" ] && python3 scripts/dev/zoo-ratios.py --menu "$out/zoo-menu-$t"; done

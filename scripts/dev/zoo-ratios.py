@@ -2,12 +2,16 @@
 """Ratios of tilekit's series to cuBLAS per type and storage order, from bench-gpu.sh's JSON files.
 
 usage: zoo-ratios.py FOLDER [SERIES ...]   (default series: tilekit:auto tilekit:default)
+       zoo-ratios.py --menu FOLDER          (auto against the best tilekit series, shape by shape)
 Prints, per layout and type, the geometric mean and minimum of series / cublas (CUDA-event rates,
-medians) over the shapes both ran, and the worst shapes."""
+medians) over the shapes both ran, and the worst shapes; with --menu, how many shapes `auto` is
+within 5% of the fastest of the tilekit series (the menu's tiles run one by one)."""
 import glob, json, math, os, re, sys
 
-folder = sys.argv[1]
-wanted = sys.argv[2:] or ["tilekit:auto", "tilekit:default"]
+menu = sys.argv[1] == "--menu"
+args = sys.argv[2:] if menu else sys.argv[1:]
+folder = args[0]
+wanted = args[1:] or ["tilekit:auto", "tilekit:default"]
 
 
 def rates(path):
@@ -20,6 +24,26 @@ def rates(path):
             out[(m.group(1), m.group(2), m.group(3))] = b.get("TFLOPS_events") or b.get("TFLOPS")
     return out
 
+
+if menu:
+    for tk in sorted(glob.glob(os.path.join(folder, "matmul_cuda_tilekit*.json"))):
+        t = rates(tk)
+        by = {}
+        for (dt, s, shape), v in t.items():
+            if s.startswith("tilekit:") and "+" not in s and v:
+                by.setdefault((dt, shape), {})[s] = v
+        for dt in sorted({k[0] for k in by}):
+            rows = [(shape, d) for (d0, shape), d in by.items() if d0 == dt and "tilekit:auto" in d]
+            within, worst = 0, []
+            for shape, d in rows:
+                best = max(d.values())
+                r = d["tilekit:auto"] / best
+                within += r >= 0.95
+                worst.append((r, shape, max(d, key=d.get)))
+            worst.sort()
+            w = ", ".join(f"{s} {r:.2f} (best {b})" for r, s, b in worst[:4])
+            print(f"menu {dt:5} auto within 5% of the best tile at {within} of {len(rows)} shapes; worst: {w}")
+    sys.exit(0)
 
 for tk in sorted(glob.glob(os.path.join(folder, "matmul_cuda_tilekit*.json"))):
     suffix = tk[len(os.path.join(folder, "matmul_cuda_tilekit")):-len(".json")]

@@ -140,14 +140,16 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
   return ranked;
 }
 
-MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why) {
+std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
+                                               int* sms) {
   const bool wgmma = warpgroup_mma_available() && std::max({M, N, K}) <= int64_t(INT32_MAX);
   const std::vector<GpuTileModel> candidates = gpu_model_candidates(in, math, wgmma, cuda_compute_capability());
   GpuModelDevice dev;
   dev.sms = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / 2048);
   dev.peak_flops = device_peak(in, math).flops;
-  std::vector<RankedConfig> ranked;
-  if (!candidates.empty()) ranked = rank_gpu_matmul(candidates, in, out, M, N, K, dev);
+  if (sms) *sms = dev.sms;
+  std::vector<RankedConfig> out_list;
+  if (candidates.empty()) return out_list;
   // A tile this build or this GPU cannot run (scratch above the limit, no sm_90a code) is passed over.
   const auto runnable = [&](const MatmulConfig& c) {
     if (!tile_supports(c, in, math)) return false;
@@ -155,29 +157,34 @@ MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int6
     if (c.k_splits > 1 && !tile_splits_k(c)) return false;
     return team_scratch_limit(0) >= scratch_bytes(c, in);
   };
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    if (!runnable(ranked[i].config)) continue;
-    MatmulConfig pick = ranked[i].config;
-    // The long-K grouped order of the 128x256 ws tile (matmul_defaults.cpp) is an order, not a tile.
-    const MatmulConfig shaped = default_matmul_config("cuda", in, M, N, K, math);
-    if (shaped.bm == pick.bm && shaped.bn == pick.bn && shaped.bk == pick.bk && shaped.ws == pick.ws &&
-        shaped.wgmma == pick.wgmma && shaped.tm == pick.tm && shaped.tn == pick.tn)
-      pick.group_m = shaped.group_m;
-    if (why) {
-      *why = fmt::format("the model ranks {} candidates for {}x{}x{} on {} SMs: {} ({}, {:.1f} us)", ranked.size(), M,
-                         N, K, dev.sms, pick.name(), ranked[i].note, ranked[i].seconds * 1e6);
-      int shown = 0;
-      for (std::size_t j = 0; j < ranked.size() && shown < 2; ++j)
-        if (j != i && runnable(ranked[j].config)) {
-          *why += fmt::format(shown ? ", {} ({:.1f} us)" : "; then {} ({:.1f} us)", ranked[j].config.name(),
-                              ranked[j].seconds * 1e6);
-          ++shown;
-        }
-    }
-    return pick;
+  // The long-K grouped order of the 128x256 ws tile (matmul_defaults.cpp) is an order, not a tile.
+  const MatmulConfig shaped = default_matmul_config("cuda", in, M, N, K, math);
+  for (RankedConfig& r : rank_gpu_matmul(candidates, in, out, M, N, K, dev)) {
+    if (!runnable(r.config)) continue;
+    MatmulConfig& c = r.config;
+    if (shaped.bm == c.bm && shaped.bn == c.bn && shaped.bk == c.bk && shaped.ws == c.ws && shaped.wgmma == c.wgmma &&
+        shaped.tm == c.tm && shaped.tn == c.tn && c.k_splits == 1)
+      c.group_m = shaped.group_m;
+    out_list.push_back(std::move(r));
   }
-  if (why) *why = "the model has no candidate this GPU runs for the type; using the shape default";
-  return default_matmul_config("cuda", in, M, N, K, math);
+  return out_list;
+}
+
+MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why) {
+  int sms = 0;
+  const std::vector<RankedConfig> ranked = model_ranked_configs(in, out, M, N, K, math, &sms);
+  if (ranked.empty()) {
+    if (why) *why = "the model has no candidate this GPU runs for the type; using the shape default";
+    return default_matmul_config("cuda", in, M, N, K, math);
+  }
+  if (why) {
+    *why = fmt::format("the model ranks {} candidates for {}x{}x{} on {} SMs: {} ({}, {:.1f} us)", ranked.size(), M, N,
+                       K, sms, ranked[0].config.name(), ranked[0].note, ranked[0].seconds * 1e6);
+    for (std::size_t j = 1; j < ranked.size() && j < 3; ++j)
+      *why += fmt::format(j == 1 ? "; then {} ({:.1f} us)" : ", {} ({:.1f} us)", ranked[j].config.name(),
+                          ranked[j].seconds * 1e6);
+  }
+  return ranked[0].config;
 }
 
 }  // namespace tuning

@@ -47,9 +47,14 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
 std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
                                           int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev);
 
-/// The model's pick for this build's GPU: the first of rank_gpu_matmul over gpu_model_candidates,
-/// with the shape rules of the defaults that are not tile choices (the grouped order of long-K ws
-/// tiles). `why` (if given) says what was ranked and the runners-up.
+/// The candidates this build's GPU runs, ranked for the problem (rank_gpu_matmul over
+/// gpu_model_candidates), with the shape rules of the defaults that are not tile choices (the
+/// grouped order of long-K ws tiles); `sms` (if given) receives the SM count used.
+std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
+                                               int* sms = nullptr);
+
+/// The model's pick for this build's GPU: the first of model_ranked_configs (the shape default where
+/// the type has no candidate). `why` (if given) says what was ranked and the runners-up.
 MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
                                  std::string* why = nullptr);
 

@@ -336,6 +336,15 @@ MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
     for (int i : order)
       if (!(space[i] == picks.front())) picks.push_back(space[i]);
     if (picks.size() > order.size() + 1) picks.resize(order.size() + 1);
+    if (req.strategy == Strategy::model && !thin) {  // the model's top candidates for this shape
+      const std::size_t want = std::size_t(req.budget.count > 0 ? req.budget.count : kModelCandidates);
+      std::size_t taken = 0;
+      for (const RankedConfig& r : model_ranked_configs(req.in, req.out, shape[0], shape[1], shape[2], req.math)) {
+        if (taken == want) break;
+        ++taken;
+        if (std::find(picks.begin(), picks.end(), r.config) == picks.end()) picks.push_back(r.config);
+      }
+    }
     for (const MatmulConfig& c : req.extra_candidates)
       if (std::find(picks.begin(), picks.end(), c) == picks.end()) picks.push_back(c);
     plan.picks.push_back(std::move(picks));

@@ -11,6 +11,7 @@ bool parse_strategy(const std::string& s, Strategy& out) {
   if (s == "exhaustive") return out = Strategy::exhaustive, true;
   if (s == "random") return out = Strategy::random, true;
   if (s == "listed") return out = Strategy::listed, true;
+  if (s == "model") return out = Strategy::model, true;
   return false;
 }
 
@@ -18,12 +19,13 @@ const char* strategy_name(Strategy s) {
   switch (s) {
     case Strategy::random: return "random";
     case Strategy::listed: return "listed";
+    case Strategy::model: return "model";
     default: return "exhaustive";
   }
 }
 
 std::vector<int> candidate_order(int n, Strategy strategy, const Budget& budget, uint64_t seed) {
-  if (strategy == Strategy::listed) return {};
+  if (strategy == Strategy::listed || strategy == Strategy::model) return {};  // model: ranked per shape
   std::vector<int> order(static_cast<std::size_t>(std::max(n, 0)));
   std::iota(order.begin(), order.end(), 0);
   if (strategy == Strategy::random) {

@@ -9,8 +9,12 @@ namespace tilekit {
 namespace tuning {
 
 /// exhaustive: every candidate in menu order; random: a seeded shuffle; listed: none of the menu (only
-/// the shape's default and the configs named by the caller, e.g. `tilekit tune matmul --also`).
-enum class Strategy { exhaustive, random, listed };
+/// the shape's default and the configs named by the caller, e.g. `tilekit tune matmul --also`);
+/// model (matmul on CUDA): the GPU model's top candidates for each shape (matmul_model.hpp), at most
+/// budget.count of them (default kModelCandidates).
+enum class Strategy { exhaustive, random, listed, model };
+/// How many of the model's ranked candidates `--strategy model` measures when no count is given.
+constexpr int kModelCandidates = 4;
 
 /// Limits of a sweep, per shape: at most `count` candidates (0 = all) and `seconds` of measuring
 /// (0 = no limit; checked between candidates).
