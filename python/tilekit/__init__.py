@@ -47,8 +47,6 @@ atexit.register(_core.finalize)
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16", "int8": "i8", "int32": "i32",
           "double": "f64", "float": "f32", "half": "f16"}
 _LONG = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8", "i32": "int32"}
-# Storage of the same size, for libraries without the dtype (NumPy has no bfloat16).
-_BITS_AS = {"bf16": "uint16", "f16": "uint16", "f32": "uint32", "f64": "uint64", "i8": "int8", "i32": "int32"}
 _DEFAULT_OUT = {"i8": "i32"}
 
 _last_config = [""]
@@ -227,9 +225,10 @@ class _Buffer:
 
 
 def _empty(like, rows, cols, dtype):
-    """A new rows x cols array of dtype from `like`'s library."""
+    """A new rows x cols array of dtype from `like`'s library; a View over 16-bit integers where the
+    library has no bfloat16 (NumPy, CuPy); None where tilekit allocates it (see _handover)."""
     if isinstance(like, View):
-        return View(_empty(like.base, rows, cols, _BITS_AS[dtype]), dtype)
+        like = like.base
     lib = _library(like)
     if lib == "numpy":
         import numpy as np
@@ -239,11 +238,13 @@ def _empty(like, rows, cols, dtype):
     if lib == "torch":
         torch = sys.modules["torch"]
         return torch.empty((rows, cols), dtype=getattr(torch, _LONG[dtype]), device=like.device)
-    if lib == "cupy" and dtype != "bf16":
+    if lib == "cupy":
         cupy = sys.modules["cupy"]
         with like.device:
+            if dtype == "bf16":
+                return View(cupy.empty((rows, cols), cupy.uint16), "bf16")
             return cupy.empty((rows, cols), _LONG[dtype])
-    return None  # made by tilekit, handed over after the launch (_handover)
+    return None
 
 
 def _handover(like, buffer):
