@@ -17,6 +17,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -42,6 +43,7 @@ namespace {
 bool g_initialized_here = false;  // Kokkos::initialize was called by this module
 bool g_finalized = false;         // finalize() ran: no Kokkos until the interpreter ends
 int g_device = 0;                 // the GPU Kokkos runs on (GPU builds)
+double g_cpp_seconds_per_call = 0;  // gemm(..., repeat > 1): seconds per call of the C++ side
 
 #if defined(KOKKOS_ENABLE_CUDA)
 constexpr bool kGpu = true;
@@ -317,7 +319,7 @@ C scalar_as(double v, const char* what, tk::DType in) {
 /// Runs C = alpha op(A) op(B) + beta C (+ bias, activation) on the given stream; returns the config's name.
 std::string gemm(const py::handle& a_h, const py::handle& b_h, const py::handle& c_h, double alpha, double beta,
                  bool trans_a, bool trans_b, const py::handle& bias_h, const std::string& activation,
-                 const std::string& config, const std::string& math, std::uintptr_t stream) {
+                 const std::string& config, const std::string& math, std::uintptr_t stream, int repeat) {
   const Operand a = operand(a_h, "a", 2), b = operand(b_h, "b", 2), c = operand(c_h, "c", 2);
   for (const Operand* o : {&a, &b, &c})
     if (o->ndim != 2)
@@ -378,24 +380,35 @@ std::string gemm(const py::handle& a_h, const py::handle& b_h, const py::handle&
                                   std::to_string(p.N) + ")");
       p.bias = static_cast<const C*>(bias->data);
     }
-    tk::MatmulConfig cfg;
-    if (config == "auto") {
-      cfg = tk::detail::auto_matmul_config(tin, tout, tk::detail::column_major(p.a), tk::detail::column_major(p.b),
-                                           tk::detail::column_major(p.c), tk::Epilogue{p.bias != nullptr, p.act}, p.M,
-                                           p.N, p.K, p.math,
-                                           [&](const tk::MatmulConfig& k) { return tk::check_matmul(p, k); },
-                                           TILEKIT_SHIPPED_TUNING_DIR);
-    } else {
-      cfg = tk::tuning::default_matmul_config(tk::backend_name(), tin, p.math);
-      std::string why;
-      if (!tk::MatmulConfig::parse(config, cfg, why)) throw tk::InvalidArgument("config '" + config + "': " + why);
-    }
-    const std::string why = tk::check_matmul(p, cfg);
-    if (!why.empty()) throw tk::InvalidArgument(why);
-    {
-      py::gil_scoped_release unlocked;
+    // What a C++ caller of tilekit::gemm pays per call: the config (auto: a memo lookup after the
+    // first call), the entry checks, the launch. repeat > 1 times it (bench/python_gemm.py).
+    auto call = [&]() {
+      tk::MatmulConfig cfg;
+      if (config == "auto") {
+        cfg = tk::detail::auto_matmul_config(tin, tout, tk::detail::column_major(p.a), tk::detail::column_major(p.b),
+                                             tk::detail::column_major(p.c), tk::Epilogue{p.bias != nullptr, p.act},
+                                             p.M, p.N, p.K, p.math,
+                                             [&](const tk::MatmulConfig& k) { return tk::check_matmul(p, k); },
+                                             TILEKIT_SHIPPED_TUNING_DIR);
+      } else {
+        cfg = tk::tuning::default_matmul_config(tk::backend_name(), tin, p.math);
+        std::string why;
+        if (!tk::MatmulConfig::parse(config, cfg, why)) throw tk::InvalidArgument("config '" + config + "': " + why);
+      }
+      const std::string why = tk::check_matmul(p, cfg);
+      if (!why.empty()) throw tk::InvalidArgument(why);
       tk::launch_matmul(p, cfg, space);
       finish(space);
+      return cfg;
+    };
+    py::gil_scoped_release unlocked;  // reacquired before an exception reaches Python
+    const tk::MatmulConfig cfg = call();
+    if (repeat > 1) {
+      space.fence();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < repeat; ++r) call();
+      space.fence();
+      g_cpp_seconds_per_call = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeat;
     }
     ran = cfg.name();
   });
@@ -672,8 +685,11 @@ PYBIND11_MODULE(_tilekit, m) {
   m.attr("array_device") = int(kArrayDevice);
   m.def("gemm", &gemm, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("alpha"), py::arg("beta"),
         py::arg("trans_a"), py::arg("trans_b"), py::arg("bias"), py::arg("activation"), py::arg("config"),
-        py::arg("math"), py::arg("stream"),
-        "C = alpha op(A) op(B) + beta C (+ bias, activation) on DLPack capsules; returns the config that ran");
+        py::arg("math"), py::arg("stream"), py::arg("repeat") = 1,
+        "C = alpha op(A) op(B) + beta C (+ bias, activation) on DLPack capsules; returns the config that ran. "
+        "repeat > 1 runs the C++ side that many more times and times it (cpp_seconds_per_call)");
+  m.def("cpp_seconds_per_call", []() { return g_cpp_seconds_per_call; },
+        "host seconds per call of the C++ side measured by the last gemm(..., repeat > 1)");
   m.def("apply", &apply, py::arg("op"), py::arg("inputs"), py::arg("out"), py::arg("alpha"), py::arg("beta"),
         py::arg("config"), py::arg("stream"), "out = op(inputs...) on DLPack capsules");
   py::class_<Buffer>(m, "Buffer", "memory tilekit allocated, exported through DLPack capsules")
