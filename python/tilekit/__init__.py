@@ -134,9 +134,9 @@ def _capsule(x, name, handle, same_stream):
     if isinstance(x, View):
         return _core.reinterpret(_capsule(x.base, name, handle, same_stream), x.dtype)
     if same_stream and _gpu and _library(x) == "torch":
-        # Already ordered: the call runs on torch's current stream. The C function skips
+        # Already ordered: the call runs on torch's current stream. to_dlpack (a C function) skips
         # __dlpack__'s Python-level stream handling (microseconds a call).
-        return sys.modules["torch"]._C._to_dlpack(x)
+        return _torch_to_dlpack()(x)
     try:
         method = x.__dlpack__
     except AttributeError:
@@ -152,6 +152,16 @@ def _capsule(x, name, handle, same_stream):
         if interface is None or _gpu:
             raise ValueError(f"{name}: {type(x).__name__}.__dlpack__ refused: {e}") from None
         return _interface_tuple(interface, name)
+
+
+_torch_export = []
+
+
+def _torch_to_dlpack():
+    if not _torch_export:
+        torch = sys.modules["torch"]
+        _torch_export.append(getattr(torch._C, "_to_dlpack", None) or torch.utils.dlpack.to_dlpack)
+    return _torch_export[0]
 
 
 _TYPECODES = {"i": 0, "u": 1, "f": 2}
