@@ -125,6 +125,9 @@ def tflops(m, n, k, ms):
 
 
 def run_dtype(lib, dtype, shapes, args):
+    """Every shape with tilekit, then every shape with the baseline: on CPUs the two thread pools
+    (Kokkos' OpenMP threads, the BLAS's) spin for a while after each call, and alternating them on
+    the same cores would time each one against the other's spinning threads."""
     rows = []
     for (m, n, k) in shapes:
         a, b, c = lib.operands(m, n, k, dtype)
@@ -133,19 +136,21 @@ def run_dtype(lib, dtype, shapes, args):
         except (ValueError, TypeError, RuntimeError, MemoryError) as e:
             print(f"  {m}x{n}x{k} {dtype}: tilekit refused: {e}", file=sys.stderr)
             continue
-        config = tilekit.last_config()
-        ms_base = None
+        rows.append({"M": m, "N": n, "K": k, "dtype": dtype, "tilekit_ms": ms_tk, "baseline_ms": None,
+                     "tilekit_tflops": tflops(m, n, k, ms_tk), "baseline_tflops": None, "ratio": None,
+                     "config": tilekit.last_config()})
+        del a, b, c
+    for r in rows:
+        m, n, k = r["M"], r["N"], r["K"]
+        a, b, c = lib.operands(m, n, k, dtype)
         try:
             has_baseline = lib.baseline(a, b, c) is not None
         except (RuntimeError, TypeError, ValueError) as e:  # e.g. torch._int_mm's shape rules
             print(f"  {m}x{n}x{k} {dtype}: no baseline: {e}", file=sys.stderr)
             has_baseline = False
         if has_baseline:
-            ms_base = lib.time(lambda: lib.baseline(a, b, c), args.warmup, args.reps)
-        rows.append({"M": m, "N": n, "K": k, "dtype": dtype, "tilekit_ms": ms_tk, "baseline_ms": ms_base,
-                     "tilekit_tflops": tflops(m, n, k, ms_tk),
-                     "baseline_tflops": tflops(m, n, k, ms_base) if ms_base else None,
-                     "ratio": (ms_base / ms_tk) if ms_base else None, "config": config})
+            ms = lib.time(lambda: lib.baseline(a, b, c), args.warmup, args.reps)
+            r.update(baseline_ms=ms, baseline_tflops=tflops(m, n, k, ms), ratio=ms / r["tilekit_ms"])
         del a, b, c
     return rows
 
