@@ -2,9 +2,13 @@
 # Installs what tilekit needs on a Debian 12 machine and builds Kokkos + Kokkos Kernels 3.4.01
 # for one backend when no installed Kokkos is found.
 #
-#   scripts/deps.sh <serial|openmp|cuda|cuda11|hip>   -> prints the Kokkos install prefix on its last line
+#   scripts/deps.sh <serial|openmp|cuda|cuda11|hip>[-pic]  -> prints the Kokkos install prefix on its last line
 #   scripts/deps.sh fuzz                              -> installs what fuzz/run.sh needs (clang with
 #                                                        libFuzzer and the sanitizer runtimes); no Kokkos
+#
+# A "-pic" suffix (openmp-pic, cuda-pic, ...) builds the same Kokkos as position-independent code,
+# for linking into a shared object (the Python module, -DTILEKIT_BUILD_PYTHON=ON); it has its own
+# cache key and link, so the plain builds are untouched.
 #
 # Backends: cuda uses a CUDA >= 12 found on the machine ($CUDA_ROOT, else nvcc on PATH, else
 # /usr/local/cuda) and compiles for sm_80 + sm_90a; cuda11 installs Debian's CUDA 11.8 (a 2.3 GB
@@ -16,8 +20,8 @@
 #
 # Heavy builds are cached outside the source tree, keyed by Kokkos version, backend, CUDA version
 # (cuda) and the patch's hash:
-#   ${TILEKIT_CACHE:-$HOME/.cache/tilekit}/deps/kokkos-3.4.01-<backend>[-nvcc<X.Y>]-p<hash>
-# with a link deps/kokkos-3.4.01-<backend> to the current one (what CMake and the presets find).
+#   ${TILEKIT_CACHE:-$HOME/.cache/tilekit}/deps/kokkos-3.4.01-<backend>[-nvcc<X.Y>][-pic]-p<hash>
+# with a link deps/kokkos-3.4.01-<backend>[-pic] to the current one (what CMake and the presets find).
 # A second run finds the cache and returns at once; a changed patch or CUDA rebuilds.
 #
 # Environment: TILEKIT_CACHE (cache folder), Kokkos_ROOT (use that Kokkos, build nothing),
@@ -25,12 +29,15 @@
 # without apt, such as the GPU machine), TILEKIT_KOKKOS_SRC (a folder holding kokkos/ and
 # kokkos-kernels/ extracted from Debian's trilinos source, instead of downloading it),
 # TILEKIT_JOBS (parallel build jobs; default nproc), TILEKIT_MPI=1 (also install OpenMPI:
-# libopenmpi-dev, openmpi-bin, for builds with -DTILEKIT_ENABLE_MPI=ON).
+# libopenmpi-dev, openmpi-bin, for builds with -DTILEKIT_ENABLE_MPI=ON), TILEKIT_PYTHON=1 (also install
+# what the Python module needs: python3-dev, python3-numpy, python3-pytest, pybind11-dev, libdlpack-dev).
 set -euo pipefail
 
 backend=${1:-openmp}
-case "$backend" in serial|openmp|cuda|cuda11|hip|fuzz) ;; *)
-  echo "deps.sh: unknown backend '$backend' (allowed: serial, openmp, cuda, cuda11, hip, fuzz)" >&2; exit 2;;
+pic=""
+case "$backend" in *-pic) pic=-pic; backend=${backend%-pic} ;; esac
+case "$backend$pic" in serial|openmp|cuda|cuda11|hip|fuzz) ;; serial-pic|openmp-pic|cuda-pic|cuda11-pic|hip-pic) ;; *)
+  echo "deps.sh: unknown backend '$1' (allowed: serial, openmp, cuda, cuda11, hip, each also with -pic; fuzz)" >&2; exit 2;;
 esac
 
 KOKKOS_VERSION=3.4.01
@@ -96,9 +103,9 @@ fi
 
 # Cache key: version, backend, CUDA version, patch hash.
 patch_hash=$(sha256sum "$patch_file" | cut -c1-10)
-key="kokkos-$KOKKOS_VERSION-$backend${cuda_root:+-nvcc$cuda_version}-p$patch_hash"
+key="kokkos-$KOKKOS_VERSION-$backend${cuda_root:+-nvcc$cuda_version}$pic-p$patch_hash"
 prefix="$cache/deps/$key"
-link="$cache/deps/kokkos-$KOKKOS_VERSION-$backend"
+link="$cache/deps/kokkos-$KOKKOS_VERSION-$backend$pic"
 # Points the stable name at the current build (atomically: a new link renamed over the old one).
 set_link() {
   # A real folder there is a cache of the layout before keys (unpatched): replaced by the link.
@@ -122,6 +129,8 @@ apt_install build-essential cmake ninja-build ccache dpkg-dev git patch \
   python3-matplotlib
 # The MPI build (TILEKIT_MPI=1: ./tk --mpi, the *-mpi presets): Debian's OpenMPI.
 [ "${TILEKIT_MPI:-0}" = 1 ] && apt_install libopenmpi-dev openmpi-bin
+# The Python module (TILEKIT_PYTHON=1: ./tk --python): pybind11, the DLPack header, NumPy, pytest.
+[ "${TILEKIT_PYTHON:-0}" = 1 ] && apt_install python3-dev python3-numpy python3-pytest pybind11-dev libdlpack-dev
 case "$backend" in
   cuda11) apt_install nvidia-cuda-toolkit g++-11 ;;
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;
@@ -132,7 +141,7 @@ if [ -n "${Kokkos_ROOT:-}" ]; then
   echo "$Kokkos_ROOT"; exit 0
 fi
 if [ -f "$prefix/.complete" ]; then
-  say "using cached Kokkos $KOKKOS_VERSION ($backend) at $prefix"
+  say "using cached Kokkos $KOKKOS_VERSION ($backend$pic) at $prefix"
   set_link
   echo "$prefix"; exit 0
 fi
@@ -171,6 +180,7 @@ patch -s -p1 -d "$bdir/kokkos-src" < "$patch_file" ||
 
 common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_INSTALL_PREFIX="$prefix")
 command -v ccache >/dev/null 2>&1 && common+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+[ -z "$pic" ] || common+=(-DCMAKE_POSITION_INDEPENDENT_CODE=ON)
 kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON)
 kk_opts=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
          -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
@@ -200,20 +210,20 @@ case "$backend" in
 esac
 
 t0=$SECONDS
-say "building Kokkos $KOKKOS_VERSION ($backend, $jobs jobs); log: $log/kokkos-$backend.log"
+say "building Kokkos $KOKKOS_VERSION ($backend$pic, $jobs jobs); log: $log/kokkos-$backend$pic.log"
 { cmake -S "$bdir/kokkos-src" -B "$bdir/kokkos" "${common[@]}" "${compiler[@]}" "${kokkos_opts[@]}" &&
-  cmake --build "$bdir/kokkos" -j "$jobs" && cmake --install "$bdir/kokkos"; } >"$log/kokkos-$backend.log" 2>&1 \
-  || { tail -30 "$log/kokkos-$backend.log" >&2; say "Kokkos build failed ($backend)"; exit 1; }
+  cmake --build "$bdir/kokkos" -j "$jobs" && cmake --install "$bdir/kokkos"; } >"$log/kokkos-$backend$pic.log" 2>&1 \
+  || { tail -30 "$log/kokkos-$backend$pic.log" >&2; say "Kokkos build failed ($backend)"; exit 1; }
 # Kokkos Kernels without pre-instantiation: gemm is instantiated in tilekit's own sources.
 kk_compiler=("${compiler[@]}")
 case "$backend" in cuda|cuda11) kk_compiler=(-DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS=-arch=sm_80) ;; esac
-say "building Kokkos Kernels $KOKKOS_VERSION ($backend); log: $log/kokkoskernels-$backend.log"
+say "building Kokkos Kernels $KOKKOS_VERSION ($backend$pic); log: $log/kokkoskernels-$backend$pic.log"
 { cmake -S "$src/kokkos-kernels" -B "$bdir/kk" "${common[@]}" "${kk_compiler[@]}" "${kk_opts[@]}" \
     -DKokkos_ROOT="$prefix" &&
-  cmake --build "$bdir/kk" -j "$jobs" && cmake --install "$bdir/kk"; } >"$log/kokkoskernels-$backend.log" 2>&1 \
-  || { tail -30 "$log/kokkoskernels-$backend.log" >&2; say "Kokkos Kernels build failed ($backend)"; exit 1; }
+  cmake --build "$bdir/kk" -j "$jobs" && cmake --install "$bdir/kk"; } >"$log/kokkoskernels-$backend$pic.log" 2>&1 \
+  || { tail -30 "$log/kokkoskernels-$backend$pic.log" >&2; say "Kokkos Kernels build failed ($backend)"; exit 1; }
 rm -rf "$bdir"
 touch "$prefix/.complete"
 set_link
-say "installed Kokkos + Kokkos Kernels $KOKKOS_VERSION ($backend) at $prefix in $((SECONDS - t0)) s"
+say "installed Kokkos + Kokkos Kernels $KOKKOS_VERSION ($backend$pic) at $prefix in $((SECONDS - t0)) s"
 echo "$prefix"

@@ -3,9 +3,14 @@
 # with .carry/gpu-build made here by scripts/dev/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
 # (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
 #
-#   scripts/dev/gpu-build.sh [build|test|sanitize] [--mpi]   (default build; test = ./tk test --preset cuda;
+#   scripts/dev/gpu-build.sh [build|test|sanitize] [--mpi|--python]   (default build; test = ./tk test --preset cuda;
 #                                                       sanitize = test, then scripts/dev/gpu-sanitize.sh
 #                                                       in the same call, logs in $OUT/sanitize)
+#
+# --python: the Python module (cuda-python preset, build/cuda-python; Kokkos built position-independent,
+# scripts/deps.sh cuda-pic) for $PYTHON (default python3, which needs its headers: Python.h), with
+# pybind11 from that Python's pip package when it has one, else Debian's carried in .carry/gpu-build/debs;
+# test runs the pytest suite (python/tests) through ctest. scripts/dev/python-gpu-test.sh wraps it.
 #
 # --mpi: the cuda-mpi preset (build/cuda-mpi), against the OpenMPI carried in .carry/gpu-build/mpi-debs,
 # unpacked into /tmp/tilekit-mpi and used relocated (OPAL_PREFIX). To run mpirun afterwards in the
@@ -15,8 +20,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 what=build
 mpi=()
+pic=""
 for a in "$@"; do
-  case $a in --mpi) mpi=(--mpi) ;; build|test|sanitize) what=$a ;; *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;; esac
+  case $a in
+    --mpi) mpi=(--mpi) ;;
+    --python) mpi=(--python); pic=-pic ;;
+    build|test|sanitize) what=$a ;;
+    *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;;
+  esac
 done
 carry=.carry/gpu-build
 [ -f "$carry/kokkos-src.tar.xz" ] || { echo "gpu-build: no $carry (run scripts/dev/gpu-pack.sh on the build machine and carry it)" >&2; exit 1; }
@@ -31,16 +42,29 @@ for d in "$carry"/debs/*.deb; do dpkg -x "$d" "$sys"; done
 export TILEKIT_KOKKOS_SRC="$TILEKIT_CACHE/src-carried"
 export CMAKE_PREFIX_PATH="$sys/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$sys/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ ${#mpi[@]} -gt 0 ]; then
+if [ -n "$pic" ]; then
+  py=${PYTHON:-python3}
+  "$py" -c "import sysconfig, os, sys; h = os.path.join(sysconfig.get_paths()['include'], 'Python.h'); \
+print('== python', sys.version.split()[0], sys.executable, '(Python.h: %s)' % ('found' if os.path.exists(h) else 'MISSING at ' + h))"
+  # pybind11 of this Python (newer Pythons need newer pybind11), else Debian's 2.10 carried in debs/.
+  if pyb=$("$py" -c "import pybind11, os; print(os.path.dirname(pybind11.__file__))" 2>/dev/null); then
+    export pybind11_ROOT=$pyb
+    echo "== pybind11 from $pyb"
+  else
+    echo "== pybind11 from the carried Debian package (no pybind11 in $py)"
+  fi
+  export PYTHON=$(command -v "$py")
+fi
+if [ "${mpi[*]:-}" = --mpi ]; then
   [ -d "$carry/mpi-debs" ] || { echo "gpu-build: no $carry/mpi-debs (re-run scripts/dev/gpu-pack.sh)" >&2; exit 1; }
   source scripts/dev/gpu-mpi-env.sh
 fi
 echo "== unpacked in $((SECONDS - t0)) s"
-scripts/deps.sh cuda
+scripts/deps.sh cuda$pic
 echo "== Kokkos + Kokkos Kernels built in $((SECONDS - t0)) s"
 t1=$SECONDS
 ./tk build --preset cuda "${mpi[@]}" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
-echo "== cuda$([ ${#mpi[@]} -eq 0 ] || echo -mpi) preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
+echo "== cuda${mpi[*]/#--/-} preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
 if [ "$what" = test ] || [ "$what" = sanitize ]; then
   t2=$SECONDS
   ./tk test --preset cuda "${mpi[@]}"

@@ -3,7 +3,8 @@
 # and that machine cannot fetch, into .carry/gpu-build (ignored by git; carry it to the GPU machine with the
 # working tree, about 4 MB):
 #   kokkos-src.tar.xz   kokkos/ and kokkos-kernels/ 3.4.01 as extracted from Debian's trilinos source
-#   debs/*.deb          Debian's GoogleTest, Google Benchmark, CLI11, nlohmann-json and fmt packages
+#   debs/*.deb          Debian's GoogleTest, Google Benchmark, CLI11, nlohmann-json and fmt packages,
+#                       and pybind11 and the DLPack header for the Python module (gpu-build.sh --python)
 #                       (unpacked there with dpkg -x; the GPU machine has none of them)
 #   mpi-debs/*.deb      Debian's OpenMPI 4.1 (mpirun, headers, libraries) and the libraries it loads
 #                       that an Ubuntu 24.04 machine lacks (7.6 MB; unpacked by gpu-build.sh --mpi into
@@ -19,7 +20,7 @@ out=.carry/gpu-build
 rm -rf "$out" && mkdir -p "$out/debs"
 tar cJf "$out/kokkos-src.tar.xz" -C "$src" kokkos kokkos-kernels
 (cd "$out/debs" && apt-get download -q libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian \
-   libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 >/dev/null 2>&1)
+   libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 pybind11-dev libdlpack-dev >/dev/null 2>&1)
 # OpenMPI's closure, without the C/C++ runtime, compilers, Fortran, perl, ssh (single-node runs).
 mkdir -p "$out/mpi-debs"
 (cd "$out/mpi-debs" && apt-get download -q openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2 libmunge2 \

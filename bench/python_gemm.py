@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""tilekit.gemm from Python against the array library's own matmul, in the manner of the Triton
+tutorials' perf_report: a table per dtype (and a PNG plot where matplotlib is installed), then the
+host overhead per call of the Python path against the C++ call.
+
+    PYTHONPATH=build/openmp-python/python python3 bench/python_gemm.py            # CPU: vs numpy.matmul
+    PYTHONPATH=build/cuda-python/python python3 bench/python_gemm.py --out DIR    # GPU: vs torch.matmul
+
+GPU builds run on torch tensors (CUDA events on the current stream; cuBLAS through torch.matmul is the
+baseline); host builds on NumPy arrays (wall clock; numpy.matmul, i.e. its BLAS, is the baseline).
+Each figure is the median of --reps timed calls after --warmup untimed ones. Results: the table on
+stdout, DIR/python_gemm.json and DIR/python_gemm_<dtype>.png.
+
+Overhead: a small problem (--overhead-shape, default 16x16x16) called --overhead-calls times from
+Python (tilekit.gemm into a given c) and from C++ (the same operands, the C++ side of the call repeated
+in a loop: config lookup, entry checks, launch); host seconds per call of each and their difference.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import tilekit
+
+# The benchmark shape set of scripts/dev/gpu-shapes.sh (squares, thin products, shallow and deep K).
+GPU_SQUARES = [512, 1024, 2048, 4096, 8192]
+GPU_SHAPES = [(1, 4096, 4096), (4096, 1, 4096), (16, 8192, 8192), (8192, 16, 8192), (8192, 8192, 16),
+              (4096, 4096, 64), (9728, 8192, 65536)]
+CPU_SQUARES = [128, 256, 512, 1024, 2048]
+CPU_SHAPES = [(1, 4096, 4096), (16, 2048, 2048), (2048, 2048, 16), (1024, 1024, 64)]
+LONG = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8"}
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        dims = [int(x) for x in item.lower().split("x")]
+        shapes.append(tuple(dims * 3) if len(dims) == 1 else tuple(dims))
+    return shapes
+
+
+class Torch:
+    name = "torch.matmul"
+
+    def __init__(self):
+        import torch
+        self.torch = torch
+        torch.backends.cuda.matmul.allow_tf32 = False  # IEEE f32, as tilekit's default
+
+    def operands(self, m, n, k, dtype):
+        t = self.torch
+        if dtype == "i8":
+            a = t.randint(-128, 128, (m, k), dtype=t.int8, device="cuda")
+            b = t.randint(-128, 128, (k, n), dtype=t.int8, device="cuda")
+            return a, b, t.empty((m, n), dtype=t.int32, device="cuda")
+        d = getattr(t, LONG[dtype])
+        a = t.rand((m, k), dtype=d, device="cuda") - 0.5
+        b = t.rand((k, n), dtype=d, device="cuda") - 0.5
+        return a, b, t.empty((m, n), dtype=d, device="cuda")
+
+    def baseline(self, a, b, c):
+        if a.dtype == self.torch.int8:
+            return self.torch._int_mm(a, b, out=c) if a.shape[0] > 16 else None  # _int_mm needs M > 16
+        return self.torch.matmul(a, b, out=c)
+
+    def time(self, fn, warmup, reps):
+        """Median milliseconds of fn() by CUDA events on the current stream."""
+        t = self.torch
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(reps):
+            start, stop = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+        return statistics.median(times)
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+
+class NumPy:
+    name = "numpy.matmul"
+
+    def __init__(self):
+        import numpy as np
+        self.np = np
+
+    def operands(self, m, n, k, dtype):
+        np = self.np
+        rng = np.random.default_rng(55)
+        if dtype == "i8":
+            a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+            b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+            return a, b, np.empty((m, n), np.int32)
+        d = getattr(np, LONG[dtype])
+        return rng.uniform(-0.5, 0.5, (m, k)).astype(d), rng.uniform(-0.5, 0.5, (k, n)).astype(d), np.empty((m, n), d)
+
+    def baseline(self, a, b, c):
+        if a.dtype != b.dtype or a.dtype.kind != "f" or a.dtype.itemsize < 4:
+            return None  # numpy has no BLAS for f16 or integers: not a baseline
+        return self.np.matmul(a, b, out=c)
+
+    def time(self, fn, warmup, reps):
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+
+    def sync(self):
+        pass
+
+
+def tflops(m, n, k, ms):
+    return 2.0 * m * n * k / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
+
+
+def run_dtype(lib, dtype, shapes, args):
+    """Every shape with tilekit, then every shape with the baseline: on CPUs the two thread pools
+    (Kokkos' OpenMP threads, the BLAS's) spin for a while after each call, and alternating them on
+    the same cores would time each one against the other's spinning threads."""
+    rows = []
+    for (m, n, k) in shapes:
+        a, b, c = lib.operands(m, n, k, dtype)
+        try:
+            ms_tk = lib.time(lambda: tilekit.gemm(a, b, c), args.warmup, args.reps)
+        except (ValueError, TypeError, RuntimeError, MemoryError) as e:
+            print(f"  {m}x{n}x{k} {dtype}: tilekit refused: {e}", file=sys.stderr)
+            continue
+        rows.append({"M": m, "N": n, "K": k, "dtype": dtype, "tilekit_ms": ms_tk, "baseline_ms": None,
+                     "tilekit_tflops": tflops(m, n, k, ms_tk), "baseline_tflops": None, "ratio": None,
+                     "config": tilekit.last_config()})
+        del a, b, c
+    for r in rows:
+        m, n, k = r["M"], r["N"], r["K"]
+        a, b, c = lib.operands(m, n, k, dtype)
+        try:
+            has_baseline = lib.baseline(a, b, c) is not None
+        except (RuntimeError, TypeError, ValueError) as e:  # e.g. torch._int_mm's shape rules
+            print(f"  {m}x{n}x{k} {dtype}: no baseline: {e}", file=sys.stderr)
+            has_baseline = False
+        if has_baseline:
+            ms = lib.time(lambda: lib.baseline(a, b, c), args.warmup, args.reps)
+            r.update(baseline_ms=ms, baseline_tflops=tflops(m, n, k, ms), ratio=ms / r["tilekit_ms"])
+        del a, b, c
+    return rows
+
+
+def print_table(lib, dtype, rows):
+    print(f"\nmatmul {dtype}: tilekit.gemm vs {lib.name} (median ms; ratio = baseline time / tilekit time)")
+    print(f"{'M':>6} {'N':>6} {'K':>6} {'tilekit ms':>11} {'TFLOP/s':>8} {'baseline ms':>12} {'TFLOP/s':>8} "
+          f"{'ratio':>6}  config")
+    for r in rows:
+        base = f"{r['baseline_ms']:12.4f} {r['baseline_tflops']:8.3f} {r['ratio']:6.2f}" if r["baseline_ms"] else \
+            f"{'-':>12} {'-':>8} {'-':>6}"
+        print(f"{r['M']:>6} {r['N']:>6} {r['K']:>6} {r['tilekit_ms']:11.4f} {r['tilekit_tflops']:8.3f} {base}  "
+              f"{r['config']}")
+
+
+def plot(lib, dtype, rows, out_dir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)", file=sys.stderr)
+        return None
+    squares = [r for r in rows if r["M"] == r["N"] == r["K"]]
+    if not squares:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    xs = [r["M"] for r in squares]
+    ax.plot(xs, [r["tilekit_tflops"] for r in squares], "o-", label="tilekit.gemm")
+    if any(r["baseline_ms"] for r in squares):
+        ax.plot([r["M"] for r in squares if r["baseline_ms"]],
+                [r["baseline_tflops"] for r in squares if r["baseline_ms"]], "s--", label=lib.name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOP/s")
+    info = tilekit.info()
+    ax.set_title(f"matmul {dtype}, {info['backend']} on {info['device']}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    path = os.path.join(out_dir, f"python_gemm_{dtype}.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def overhead(lib, args):
+    """Host microseconds per call: the Python path, the C++ side alone, and their difference."""
+    m, n, k = args.overhead_shape
+    a, b, c = lib.operands(m, n, k, "f32")
+    calls = args.overhead_calls
+    tilekit.gemm(a, b, c)  # resolves the config once, as both loops below then reuse it
+    best_py = best_cpp = float("inf")
+    for _ in range(5):
+        lib.sync()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            tilekit.gemm(a, b, c)
+        lib.sync()
+        best_py = min(best_py, (time.perf_counter() - t0) / calls)
+        handle = tilekit._stream_handle(None, a)
+        tilekit._core.gemm(tilekit._capsule(a, "a", handle, True), tilekit._capsule(b, "b", handle, True),
+                           tilekit._capsule(c, "c", handle, True), 1.0, 0.0, False, False, None, "none", "auto",
+                           "ieee", handle, calls)
+        best_cpp = min(best_cpp, tilekit._core.cpp_seconds_per_call())
+    return {"shape": f"{m}x{n}x{k}", "dtype": "f32", "calls": calls, "python_us": best_py * 1e6,
+            "cpp_us": best_cpp * 1e6, "overhead_us": (best_py - best_cpp) * 1e6}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dtypes", help="comma-separated: f64,f32,f16,bf16,i8 (default: GPU f32,f16,bf16,f64; CPU f32,f64)")
+    p.add_argument("--shapes", help="comma-separated MxNxK or N (a square); default: the squares and the shape set")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--overhead-shape", type=lambda s: parse_shapes(s)[0], default=(16, 16, 16))
+    p.add_argument("--overhead-calls", type=int, default=2000)
+    p.add_argument("--out", default=".", help="folder for the JSON and the PNG plots")
+    p.add_argument("--quick", action="store_true", help="a few small shapes, for a smoke run")
+    args = p.parse_args()
+
+    lib = Torch() if tilekit._core.gpu else NumPy()
+    gpu = tilekit._core.gpu
+    dtypes = (args.dtypes or ("f32,f16,bf16,f64" if gpu else "f32,f64")).split(",")
+    if args.shapes:
+        shapes = parse_shapes(args.shapes)
+    elif args.quick:
+        shapes = [(s, s, s) for s in (128, 256, 512)]
+    else:
+        shapes = [(s, s, s) for s in (GPU_SQUARES if gpu else CPU_SQUARES)] + (GPU_SHAPES if gpu else CPU_SHAPES)
+    os.makedirs(args.out, exist_ok=True)
+    info = tilekit.info()
+    print(f"tilekit {info['tilekit_version']} ({info['backend']}, {info['device']}), baseline {lib.name}")
+    results = {"context": info, "baseline": lib.name, "rows": [], "overhead": None}
+    for dtype in dtypes:
+        big_ok = dtype in ("f16", "bf16", "i8")  # the deep-K shape only in 16-bit and 8-bit types
+        rows = run_dtype(lib, dtype, [s for s in shapes if s[2] < 65536 or big_ok], args)
+        print_table(lib, dtype, rows)
+        png = plot(lib, dtype, rows, args.out)
+        if png:
+            print(f"plot: {png}")
+        results["rows"] += rows
+    ov = overhead(lib, args)
+    results["overhead"] = ov
+    print(f"\nhost overhead per call, f32 {ov['shape']}, best of 5 x {ov['calls']} calls: "
+          f"Python tilekit.gemm {ov['python_us']:.2f} us, C++ side alone {ov['cpp_us']:.2f} us, "
+          f"Python path adds {ov['overhead_us']:.2f} us")
+    with open(os.path.join(args.out, "python_gemm.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
