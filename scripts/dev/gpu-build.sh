@@ -3,7 +3,7 @@
 # with .carry/gpu-build made here by scripts/dev/gpu-pack.sh: builds Kokkos + Kokkos Kernels 3.4.01
 # (patched, CUDA 13, sm_80 + sm_90a) and the cuda preset, then runs the tests when asked.
 #
-#   scripts/dev/gpu-build.sh [build|test|sanitize] [--mpi|--python]   (default build; test = ./tk test --preset cuda;
+#   scripts/dev/gpu-build.sh [build|test|sanitize] [--mpi|--python|--python-full]   (default build; test = ./tk test --preset cuda;
 #                                                       sanitize = test, then scripts/dev/gpu-sanitize.sh
 #                                                       in the same call, logs in $OUT/sanitize)
 #
@@ -11,6 +11,8 @@
 # scripts/deps.sh cuda-pic) for $PYTHON (default python3, which needs its headers: Python.h), with
 # pybind11 from that Python's pip package when it has one, else Debian's carried in .carry/gpu-build/debs;
 # test runs the pytest suite (python/tests) through ctest. scripts/dev/python-gpu-test.sh wraps it.
+# --python-full: the same build with the app, tests and benchmarks in it (build/cuda-python), one build
+# for all of them; test runs its whole ctest suite (tilekit_tests, cli_bad_input, pytest).
 #
 # --mpi: the cuda-mpi preset (build/cuda-mpi), against the OpenMPI carried in .carry/gpu-build/mpi-debs,
 # unpacked into /tmp/tilekit-mpi and used relocated (OPAL_PREFIX). To run mpirun afterwards in the
@@ -21,10 +23,12 @@ cd "$(dirname "$0")/../.."
 what=build
 mpi=()
 pic=""
+full=0
 for a in "$@"; do
   case $a in
     --mpi) mpi=(--mpi) ;;
     --python) mpi=(--python); pic=-pic ;;
+    --python-full) mpi=(--python); pic=-pic; full=1 ;;
     build|test|sanitize) what=$a ;;
     *) echo "gpu-build: unknown argument '$a'" >&2; exit 2 ;;
   esac
@@ -64,8 +68,19 @@ scripts/deps.sh cuda$pic
 echo "== Kokkos + Kokkos Kernels built in $((SECONDS - t0)) s"
 t1=$SECONDS
 ./tk build --preset cuda "${mpi[@]}" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+if [ "$full" = 1 ]; then
+  # The app, tests and benchmarks in the same position-independent build as the module, so that one
+  # build (about 6 minutes there) serves the whole test suite, the benchmarks and pytest.
+  export PATH=/usr/local/cuda/bin:$PATH NVCC_APPEND_FLAGS="-gencode arch=compute_90a,code=sm_90a"
+  cmake build/cuda-python -DTILEKIT_BUILD_TESTS=ON -DTILEKIT_BUILD_BENCH=ON >/dev/null
+  cmake --build build/cuda-python -j "$TILEKIT_JOBS" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+fi
 echo "== cuda${mpi[*]/#--/-} preset built in $((SECONDS - t1)) s with $TILEKIT_JOBS jobs (total $((SECONDS - t0)) s)"
-if [ "$what" = test ] || [ "$what" = sanitize ]; then
+if [ "$what" = test ] && [ "$full" = 1 ]; then
+  t2=$SECONDS
+  ctest --test-dir build/cuda-python --output-on-failure
+  echo "== tests ran in $((SECONDS - t2)) s"
+elif [ "$what" = test ] || [ "$what" = sanitize ]; then
   t2=$SECONDS
   ./tk test --preset cuda "${mpi[@]}"
   echo "== tests ran in $((SECONDS - t2)) s"
