@@ -249,4 +249,18 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
   return "";
 }
 
+int default_thread_cap(const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
+                       int available, const KokkosLimits& l) {
+  if (!l.openmp || available <= l.max_threads) return 0;
+  for (const std::string& a : args)
+    if (a.rfind("--kokkos-threads", 0) == 0 || a.rfind("--kokkos-num-threads", 0) == 0) return 0;
+  for (const char* var : {"KOKKOS_NUM_THREADS", "OMP_NUM_THREADS"})
+    if (const char* v = getenv ? getenv(var) : nullptr; v && *v) return 0;
+  return l.max_threads;
+}
+
+std::string thread_count_option(int threads, const KokkosLimits& l) {
+  return fmt::format("{}={}", l.kokkos_major >= 4 ? "--kokkos-num-threads" : "--kokkos-threads", threads);
+}
+
 }  // namespace tilekit::app
