@@ -17,6 +17,7 @@ struct KokkosLimits {
   bool gpu = false;             ///< a GPU backend (device ids and device counts mean something)
   bool openmp = false;          ///< the OpenMP backend (OMP_NUM_THREADS sizes its pool when no option does)
   int kokkos_major = 3;         ///< 3 or 4: the options added in 4.x exist only there
+  int kokkos_minor = 4;         ///< 4.3 dropped --kokkos-threads, --kokkos-num-devices and their variables
   /// Whether a tools library can be loaded (dlopen); "" when it can, else why not.
   std::function<std::string(const std::string&)> load_library;
 };
@@ -36,8 +37,8 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
 int default_thread_cap(const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
                        int available, const KokkosLimits& limits);
 
-/// The option that gives Kokkos `threads` threads: --kokkos-threads=N for Kokkos 3.x, whose option it
-/// is, --kokkos-num-threads=N for 4.x (Kokkos 4.3 and later no longer read --kokkos-threads).
+/// The option that gives Kokkos `threads` threads: --kokkos-threads=N for Kokkos 3.x, which has no
+/// other, --kokkos-num-threads=N for 4.x (4.3 and later no longer read --kokkos-threads).
 std::string thread_count_option(int threads, const KokkosLimits& limits);
 
 }  // namespace tilekit::app

@@ -78,6 +78,7 @@ tilekit::app::KokkosLimits kokkos_limits() {
   l.max_threads = 512;
 #endif
   l.kokkos_major = KOKKOS_VERSION / 10000;
+  l.kokkos_minor = KOKKOS_VERSION / 100 % 100;
   l.load_library = [](const std::string& path) -> std::string {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return "no such file";
