@@ -61,8 +61,9 @@ tilekit::app::KokkosLimits kokkos_limits() {
   // Kokkos' OpenMP backend keeps its threads' data in a fixed array of MAX_THREAD_COUNT (512 in
   // 3.4's Kokkos_OpenMP_Exec.hpp and in 4.0 to 4.6's Kokkos_OpenMP_Instance.hpp), and neither checks
   // the count against it: more threads write past it and crash (3.4 here: 515, 530, 600 and 1024
-  // threads end in SIGSEGV in disband_pool; 513 to 514 and 520 happened to survive). Read from the
-  // Kokkos of the build, so a Kokkos with a larger pool moves the limit.
+  // threads end in SIGSEGV in disband_pool; 513 to 514 and 520 happened to survive; 4.6.01: 515,
+  // 600 and 1024 abort in a pthread mutex behind the array, 512 runs). Read from the Kokkos of the
+  // build, so a Kokkos with a larger pool moves the limit.
 #if KOKKOS_VERSION >= 40000
   l.max_threads = Kokkos::Impl::OpenMPTraits::MAX_THREAD_COUNT;
 #else
