@@ -387,7 +387,7 @@ TEST(Threads, CallsFromAnOpenMPParallelRegionRunOrThrowSayingWhy) {
 #if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
   EXPECT_EQ(calls, 0) << "Kokkos 3's OpenMP backend does not launch from inside a parallel region";
 #endif
-  std::printf("[ threads  ] %s (Kokkos %d.%d.%d) from an OpenMP parallel region of %d threads: %d calls ran, %d "
+  std::printf("[ threads  ] %s (Kokkos %d.%d.%02d) from an OpenMP parallel region of %d threads: %d calls ran, %d "
               "correct\n",
               backend_name().c_str(), KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
               kThreads, calls, correct);
@@ -510,7 +510,7 @@ TEST(Threads, ConcurrentCallsOnSeparateOutputsMatchReference) {
 #else
   EXPECT_EQ(calls, kThreads * kCalls);
 #endif
-  std::printf("[ threads  ] %s (Kokkos %d.%d.%d): %d threads %s, %d calls (gemm + apply) ran, %d correct, %d "
+  std::printf("[ threads  ] %s (Kokkos %d.%d.%02d): %d threads %s, %d calls (gemm + apply) ran, %d correct, %d "
               "threads refused\n",
               backend_name().c_str(), KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
               kThreads, together ? "at once" : "taking turns", calls, correct,
