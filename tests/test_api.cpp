@@ -346,8 +346,8 @@ TEST(Threads, CallsFromOtherHostThreadsRunOrThrowSayingWhy) {
 TEST(Threads, CallsFromAnOpenMPParallelRegionRunOrThrowSayingWhy) {
 #if defined(_OPENMP)
   constexpr int kThreads = 2;
-  const auto A = random_matrix<Kokkos::LayoutRight>("A", 53, 29, 80);
-  const auto B = random_matrix<Kokkos::LayoutRight>("B", 29, 41, 81);
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 53, 290, 80);  // K beyond one K block
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 290, 41, 81);
   std::vector<Matrix<Kokkos::LayoutRight>> C;
   for (int t = 0; t < kThreads; ++t) C.emplace_back("C", 53, 41);
   std::vector<std::string> problem(kThreads), thrown(kThreads);
@@ -436,7 +436,7 @@ class OwnInstance {
 // backend other threads cannot launch: every call is refused with the rule, and nothing is written.
 TEST(Threads, ConcurrentCallsOnSeparateOutputsMatchReference) {
   constexpr int kThreads = 4, kCalls = 6;
-  const int64_t M = 67, N = 39, K = 45;
+  const int64_t M = 67, N = 39, K = 300;  // K beyond one K block: partial sums live in team scratch
   const auto A = random_matrix<Kokkos::LayoutRight>("A", M, K, 70);
   const auto B = random_matrix<Kokkos::LayoutLeft>("B", K, N, 71);
   const auto D = random_matrix<Kokkos::LayoutRight>("D", M, N, 72);
