@@ -410,9 +410,9 @@ class OwnInstance {
   ~OwnInstance() {
     space_ = ES();  // the instance lets go of the stream first
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (stream_) cudaStreamDestroy(stream_);
+    if (stream_) (void)cudaStreamDestroy(stream_);
 #elif defined(KOKKOS_ENABLE_HIP)
-    if (stream_) hipStreamDestroy(stream_);
+    if (stream_) (void)hipStreamDestroy(stream_);
 #endif
   }
   OwnInstance(const OwnInstance&) = delete;
