@@ -234,8 +234,9 @@ int run_tune_matmul(const TuneOpts& o) {
     throw InvalidArgument(fmt::format(
         "{} MPI ranks share this node's CPU cores, so each would run {} thread{}: a smaller device than a "
         "1-rank sweep's, with other candidates and another cache file; give every sweep the same thread count "
-        "(--kokkos-threads=T or OMP_NUM_THREADS=T), or run one rank per node",
-        local_size(), split_threads(), split_threads() == 1 ? "" : "s"));
+        "({}=T or OMP_NUM_THREADS=T), or run one rank per node",
+        local_size(), split_threads(), split_threads() == 1 ? "" : "s",
+        KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads" : "--kokkos-threads"));
   if (world_size() > 1 && o.seconds > 0)
     throw InvalidArgument(fmt::format("--seconds {}: a time budget makes the measured set depend on the speed of "
                                       "each rank; with {} MPI ranks use --budget N (a count) instead",

@@ -68,10 +68,18 @@ inline CLI::Validator path_validator() {
   return CLI::Validator([](std::string& s) { return check_path(s); }, "PATH");
 }
 
-/// Under -v: the thread binding the app chose because the user set none (app/main.cpp).
+/// The thread count the app gave Kokkos because the user chose none and the machine has more
+/// hardware threads than Kokkos' OpenMP pool holds (app/main.cpp); "" when it gave none.
+inline std::string& thread_cap_note() {
+  static std::string note;
+  return note;
+}
+
+/// Under -v: the thread binding (and count) the app chose because the user set none (app/main.cpp).
 inline void print_binding_note() {
   if (const char* b = std::getenv("TILEKIT_BIND_CHOSEN"))
     fmt::print(stderr, "threads   bound with {} (chosen by tilekit: neither OMP_PROC_BIND nor OMP_PLACES was set)\n", b);
+  if (!thread_cap_note().empty()) fmt::print(stderr, "threads   {}\n", thread_cap_note());
 }
 
 /// Throws InvalidArgument unless `dir` exists or can be created, and a file can be written in it.

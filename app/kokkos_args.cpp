@@ -38,6 +38,11 @@ bool boolean(const std::string& s, bool& v) {
   return false;
 }
 
+// The option of a thread count in this Kokkos.
+const char* thread_option(const KokkosLimits& l) {
+  return l.kokkos_major >= 4 ? "--kokkos-num-threads" : "--kokkos-threads";
+}
+
 enum class Kind { integer, device_count, text, library, flag, choice };
 
 struct Option {
@@ -45,8 +50,8 @@ struct Option {
   Kind kind;
   long min, max;           // integer: the allowed range
   const char* env;         // the variable Kokkos reads for the same setting ("" for none)
-  int since;               // Kokkos major version that has it
-  int until;               // last major version that has it
+  int since;               // first Kokkos version that reads it, as major * 100 + minor (304: 3.4)
+  int until;               // last Kokkos version that reads it, likewise
   const char* instead;     // for a spelling this Kokkos does not take: the one to use
   const char* choices;     // choice: allowed values, comma separated
 };
@@ -54,30 +59,32 @@ struct Option {
 std::vector<Option> options(const KokkosLimits& l) {
   const long devices = l.gpu ? 1024 : 1;
   return {
-      {"--kokkos-threads", Kind::integer, 1, l.max_threads, "KOKKOS_NUM_THREADS", 3, 99, "", ""},
-      {"--kokkos-num-threads", Kind::integer, 1, l.max_threads, "KOKKOS_NUM_THREADS", 4, 99, "--kokkos-threads", ""},
-      {"--kokkos-numa", Kind::integer, 1, 1024, "KOKKOS_NUMA", 3, 3, "", ""},
-      {"--kokkos-device-id", Kind::integer, 0, devices - 1, "KOKKOS_DEVICE_ID", 3, 99, "", ""},
+      // Kokkos 4.3 removed --kokkos-threads, --kokkos-num-devices and KOKKOS_NUM_DEVICES /
+      // KOKKOS_RAND_DEVICES / KOKKOS_SKIP_DEVICE (core/src/impl/Kokkos_Core.cpp of 4.2 and 4.3).
+      {"--kokkos-threads", Kind::integer, 1, l.max_threads, "KOKKOS_NUM_THREADS", 300, 402, "--kokkos-num-threads", ""},
+      {"--kokkos-num-threads", Kind::integer, 1, l.max_threads, "KOKKOS_NUM_THREADS", 400, 9999, "--kokkos-threads", ""},
+      {"--kokkos-numa", Kind::integer, 1, 1024, "KOKKOS_NUMA", 300, 399, "", ""},
+      {"--kokkos-device-id", Kind::integer, 0, devices - 1, "KOKKOS_DEVICE_ID", 300, 9999, "", ""},
       {"--kokkos-device", Kind::integer, 0, devices - 1, "", 0, -1, "--kokkos-device-id", ""},
-      {"--kokkos-num-devices", Kind::device_count, 1, devices, "KOKKOS_NUM_DEVICES", 3, 99, "", ""},
+      {"--kokkos-num-devices", Kind::device_count, 1, devices, "KOKKOS_NUM_DEVICES", 300, 402, "", ""},
       {"--kokkos-ndevices", Kind::device_count, 1, devices, "", 0, -1, "--kokkos-num-devices", ""},
-      {"--kokkos-map-device-id-by", Kind::choice, 0, 0, "KOKKOS_MAP_DEVICE_ID_BY", 4, 99, "", "random, mpi_rank"},
+      {"--kokkos-map-device-id-by", Kind::choice, 0, 0, "KOKKOS_MAP_DEVICE_ID_BY", 400, 9999, "", "random, mpi_rank"},
       {"--kokkos-tools-library", Kind::library, 0, 0, l.kokkos_major >= 4 ? "KOKKOS_TOOLS_LIBS" : "KOKKOS_PROFILE_LIBRARY",
-       3, 99, "", ""},
-      {"--kokkos-tools-libs", Kind::library, 0, 0, "KOKKOS_TOOLS_LIBS", 4, 99, "--kokkos-tools-library", ""},
-      {"--kokkos-tools-args", Kind::text, 0, 0, "", 3, 99, "", ""},
-      {"--kokkos-tools-help", Kind::flag, 0, 0, "", 3, 99, "", ""},
-      {"--kokkos-help", Kind::flag, 0, 0, "", 3, 99, "", ""},
-      {"--kokkos-disable-warnings", Kind::flag, 0, 0, "KOKKOS_DISABLE_WARNINGS", 3, 99, "", ""},
-      {"--kokkos-tune-internals", Kind::flag, 0, 0, "KOKKOS_TUNE_INTERNALS", 3, 99, "", ""},
-      {"--kokkos-print-configuration", Kind::flag, 0, 0, "KOKKOS_PRINT_CONFIGURATION", 4, 99, "", ""},
+       300, 9999, "", ""},
+      {"--kokkos-tools-libs", Kind::library, 0, 0, "KOKKOS_TOOLS_LIBS", 400, 9999, "--kokkos-tools-library", ""},
+      {"--kokkos-tools-args", Kind::text, 0, 0, "", 300, 9999, "", ""},
+      {"--kokkos-tools-help", Kind::flag, 0, 0, "", 300, 9999, "", ""},
+      {"--kokkos-help", Kind::flag, 0, 0, "", 300, 9999, "", ""},
+      {"--kokkos-disable-warnings", Kind::flag, 0, 0, "KOKKOS_DISABLE_WARNINGS", 300, 9999, "", ""},
+      {"--kokkos-tune-internals", Kind::flag, 0, 0, "KOKKOS_TUNE_INTERNALS", 300, 9999, "", ""},
+      {"--kokkos-print-configuration", Kind::flag, 0, 0, "KOKKOS_PRINT_CONFIGURATION", 400, 9999, "", ""},
   };
 }
 
-std::string allowed_names(const std::vector<Option>& all, int major) {
+std::string allowed_names(const std::vector<Option>& all, int version) {
   std::string s;
   for (const Option& o : all)
-    if (major >= o.since && major <= o.until) s += (s.empty() ? "" : ", ") + std::string(o.name);
+    if (version >= o.since && version <= o.until) s += (s.empty() ? "" : ", ") + std::string(o.name);
   return s;
 }
 
@@ -148,7 +155,7 @@ std::string check_value(const Option& o, const std::string& shown, const std::st
 std::string check_kokkos_options(const std::vector<std::string>& args,
                                  const std::function<const char*(const char*)>& getenv, const KokkosLimits& l) {
   const std::vector<Option> all = options(l);
-  const int major = l.kokkos_major;
+  const int major = l.kokkos_major, version = l.kokkos_major * 100 + l.kokkos_minor;
   std::map<std::string, std::string> given;  // variable name -> value from the command line
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -158,10 +165,11 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
     const auto it = std::find_if(all.begin(), all.end(), [&](const Option& o) { return name == o.name; });
     if (it == all.end())
       return fmt::format("unknown Kokkos option {} (allowed: {}; each takes its value after '=')", quoted(a),
-                         allowed_names(all, major));
+                         allowed_names(all, version));
     const Option& o = *it;
-    if (major < o.since || major > o.until)
-      return fmt::format("{} is not taken by the Kokkos {}.x this tilekit is built with{}", quoted(name), major,
+    if (version < o.since || version > o.until)
+      return fmt::format("{} is not taken by the Kokkos {}.{} this tilekit is built with{}", quoted(name), major,
+                         l.kokkos_minor,
                          *o.instead ? fmt::format(" (use {})", o.instead) : std::string());
     if (o.kind == Kind::flag) {
       if (eq == std::string::npos) {
@@ -207,8 +215,11 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
     const char* raw = getenv ? getenv(var.name) : nullptr;
     if (!raw) continue;
     const std::string v = raw;
-    auto it = std::find_if(all.begin(), all.end(), [&](const Option& o) { return std::string(var.option) == o.name; });
-    if (it == all.end() || major < it->since || major > it->until) continue;  // this Kokkos does not read it
+    // KOKKOS_NUM_THREADS sets --kokkos-num-threads in Kokkos 4 (--kokkos-threads in 3).
+    const std::string option =
+        std::string(var.name) == "KOKKOS_NUM_THREADS" && major >= 4 ? "--kokkos-num-threads" : var.option;
+    auto it = std::find_if(all.begin(), all.end(), [&](const Option& o) { return option == o.name; });
+    if (it == all.end() || version < it->since || version > it->until) continue;  // this Kokkos does not read it
     Option o = *it;
     const std::string shown = fmt::format("{}={}", var.name, quoted(v));
     long number = 0;
@@ -216,7 +227,6 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
     if (std::string(var.name) == "KOKKOS_SKIP_DEVICE") o.min = 0, o.max = 1023;
     if (std::string(var.name) == "KOKKOS_NUM_DEVICES") o.kind = Kind::integer;
     if (std::string(var.name) == "KOKKOS_PROFILE_LIBRARY" || std::string(var.name) == "KOKKOS_TOOLS_LIBS") {
-      if (major >= 4 && std::string(var.name) == "KOKKOS_PROFILE_LIBRARY") continue;
       o.kind = Kind::library;
     }
     if (std::string why = check_value(o, shown, v, l, number); !why.empty())
@@ -241,12 +251,26 @@ std::string check_kokkos_options(const std::vector<std::string>& args,
     long n = 0;
     if (!whole(first, n) || n < 1 || n > l.max_threads)
       return fmt::format("environment variable OMP_NUM_THREADS={} is not allowed here (allowed: a whole number "
-                         "from 1 to {}, Kokkos' OpenMP thread pool holds at most {}; or give --kokkos-threads=N)",
-                         quoted(v), l.max_threads, l.max_threads);
+                         "from 1 to {}, Kokkos' OpenMP thread pool holds at most {}; or give {}=N)",
+                         quoted(v), l.max_threads, l.max_threads, thread_option(l));
   }
-  if (getenv && getenv("KOKKOS_NUM_DEVICES") && getenv("KOKKOS_RAND_DEVICES"))
+  if (version <= 402 && getenv && getenv("KOKKOS_NUM_DEVICES") && getenv("KOKKOS_RAND_DEVICES"))
     return "environment variables KOKKOS_NUM_DEVICES and KOKKOS_RAND_DEVICES are both set; set one of them";
   return "";
+}
+
+int default_thread_cap(const std::vector<std::string>& args, const std::function<const char*(const char*)>& getenv,
+                       int available, const KokkosLimits& l) {
+  if (!l.openmp || available <= l.max_threads) return 0;
+  for (const std::string& a : args)
+    if (a.rfind("--kokkos-threads", 0) == 0 || a.rfind("--kokkos-num-threads", 0) == 0) return 0;
+  for (const char* var : {"KOKKOS_NUM_THREADS", "OMP_NUM_THREADS"})
+    if (const char* v = getenv ? getenv(var) : nullptr; v && *v) return 0;
+  return l.max_threads;
+}
+
+std::string thread_count_option(int threads, const KokkosLimits& l) {
+  return fmt::format("{}={}", thread_option(l), threads);
 }
 
 }  // namespace tilekit::app

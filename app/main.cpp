@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 #endif
@@ -55,11 +58,17 @@ tilekit::app::KokkosLimits kokkos_limits() {
   tilekit::app::KokkosLimits l;
 #if defined(KOKKOS_ENABLE_OPENMP)
   l.openmp = true;
-  // Kokkos' OpenMP backend keeps its threads' data in a fixed array of 512 (MAX_THREAD_COUNT in
-  // Kokkos_OpenMP_Exec.hpp of 3.4, Kokkos_OpenMP_Instance.hpp of 4.x): more threads write past it
-  // and crash (3.4 here: 515, 530, 600 and 1024 threads end in SIGSEGV in disband_pool; 513 to
-  // 514 and 520 happened to survive).
-  l.max_threads = 512;
+  // Kokkos' OpenMP backend keeps its threads' data in a fixed array of MAX_THREAD_COUNT (512 in
+  // 3.4's Kokkos_OpenMP_Exec.hpp and in 4.0 to 4.6's Kokkos_OpenMP_Instance.hpp), and neither checks
+  // the count against it: more threads write past it and crash (3.4 here: 515, 530, 600 and 1024
+  // threads end in SIGSEGV in disband_pool; 513 to 514 and 520 happened to survive; 4.6.01: 515,
+  // 600 and 1024 abort in a pthread mutex behind the array, 512 runs). Read from the Kokkos of the
+  // build, so a Kokkos with a larger pool moves the limit.
+#if KOKKOS_VERSION >= 40000
+  l.max_threads = Kokkos::Impl::OpenMPTraits::MAX_THREAD_COUNT;
+#else
+  l.max_threads = Kokkos::Impl::OpenMPExec::MAX_THREAD_COUNT;
+#endif
 #elif defined(KOKKOS_ENABLE_THREADS)
   l.max_threads = 1024;
 #else
@@ -70,6 +79,7 @@ tilekit::app::KokkosLimits kokkos_limits() {
   l.max_threads = 512;
 #endif
   l.kokkos_major = KOKKOS_VERSION / 10000;
+  l.kokkos_minor = KOKKOS_VERSION / 100 % 100;
   l.load_library = [](const std::string& path) -> std::string {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return "no such file";
@@ -80,6 +90,20 @@ tilekit::app::KokkosLimits kokkos_limits() {
     return "";
   };
   return l;
+}
+
+// The thread count Kokkos' OpenMP backend takes when given none: OpenMP's default team size (the
+// hardware threads of this process' CPU set, or OMP_NUM_THREADS). TILEKIT_TEST_HARDWARE_THREADS
+// stands in for it (a test hook: tests/cli_bad_input.sh plays a machine with more threads than
+// Kokkos' pool). 0 on other backends.
+int openmp_default_threads() {
+  if (const char* fake = std::getenv("TILEKIT_TEST_HARDWARE_THREADS"))
+    return std::atoi(fake);
+#if defined(KOKKOS_ENABLE_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 0;
+#endif
 }
 
 // tilekit --version: the versions and the backend, without starting Kokkos.
@@ -135,9 +159,10 @@ int tilekit_main(int argc, char* argv[]) {
     }
     break;
   }
+  const tilekit::app::KokkosLimits limits = kokkos_limits();
   if (const std::string why = tilekit::app::check_kokkos_options(std::vector<std::string>(argv + 1, argv + argc),
                                                                  [](const char* n) { return std::getenv(n); },
-                                                                 kokkos_limits());
+                                                                 limits);
       !why.empty()) {
     std::cerr << "error: " << why << "\n";
     return kExitBadInput;
@@ -153,7 +178,7 @@ int tilekit_main(int argc, char* argv[]) {
   }
   // Each MPI rank on its own GPU (local rank -> device id) or its share of the node's cores.
   std::string note;
-  std::vector<std::string> rank_args = tilekit::app::rank_device_arguments(argc, argv, gpus, note);
+  std::vector<std::string> rank_args = tilekit::app::rank_device_arguments(argc, argv, gpus, note, limits);
   if (!note.empty() && tilekit::app::local_rank() == 0) std::cerr << "warning: " << note << "\n";
   // Kokkos sees only its own --kokkos-* arguments (so that --help is the app's, without Kokkos'
   // banner, and Kokkos' legacy --threads/--numa/--device are not taken silently); the app sees the rest.
@@ -161,6 +186,19 @@ int tilekit_main(int argc, char* argv[]) {
   for (int i = 1; i < argc; ++i)
     (std::strncmp(argv[i], "--kokkos-", 9) == 0 ? kokkos_argv : app_argv).push_back(argv[i]);
   for (std::string& a : rank_args) kokkos_argv.push_back(a.data());
+  // No thread count chosen on a machine with more hardware threads than Kokkos' OpenMP pool holds:
+  // the pool's size instead of a crash (said under -v).
+  std::string cap_arg;
+  if (const int cap = tilekit::app::default_thread_cap(std::vector<std::string>(kokkos_argv.begin() + 1, kokkos_argv.end()),
+                                                       [](const char* n) { return std::getenv(n); },
+                                                       openmp_default_threads(), limits)) {
+    cap_arg = tilekit::app::thread_count_option(cap, limits);
+    kokkos_argv.push_back(cap_arg.data());
+    tilekit::app::thread_cap_note() =
+        fmt::format("{} (chosen by tilekit: this machine offers {} hardware threads, Kokkos' OpenMP pool holds at "
+                    "most {}; give {}=N or OMP_NUM_THREADS=N to choose)",
+                    cap, openmp_default_threads(), cap, cap_arg.substr(0, cap_arg.find('=')));
+  }
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
   kokkos_argv.push_back(nullptr);
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv.data());

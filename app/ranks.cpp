@@ -148,7 +148,8 @@ namespace {
 int g_split_threads = 0;  // threads of this rank's share of the node's cores (rank_device_arguments)
 }  // namespace
 
-std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note) {
+std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note,
+                                               const KokkosLimits& limits) {
   std::vector<std::string> extra;
   if (world_size() <= 1) return extra;
   auto given = [&](const char* prefix) {
@@ -172,7 +173,8 @@ std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus,
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   int threads = std::max(1, cores / std::max(1, local_size()));
   if (bound > 0) threads = std::min(threads, bound);
-  extra.push_back(fmt::format("--kokkos-threads={}", threads));
+  if (limits.openmp) threads = std::min(threads, limits.max_threads);  // Kokkos' OpenMP pool
+  extra.push_back(thread_count_option(threads, limits));
   if (local_size() > 1) g_split_threads = threads;
   return extra;
 }

@@ -3,6 +3,8 @@
 // behind this interface (app/ranks.cpp); the library never calls MPI.
 #pragma once
 
+#include "app/kokkos_args.hpp"
+
 #include <string>
 #include <vector>
 
@@ -54,10 +56,12 @@ class RankGroup {
 };
 
 /// Kokkos arguments that map this rank to its own device: on GPUs `--kokkos-device-id=<local rank
-/// mod GPUs>`; on CPUs `--kokkos-threads=<cores / ranks on the node>` (at least 1). Empty with one
+/// mod GPUs>`; on CPUs `--kokkos-threads=<cores / ranks on the node>` (at least 1, at most Kokkos'
+/// OpenMP pool; `--kokkos-num-threads` for Kokkos 4, thread_count_option()). Empty with one
 /// rank, or when the command line or OMP_NUM_THREADS already chooses. `gpus` is the number of GPUs
 /// the node shows (0 on CPU builds).
-std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note);
+std::vector<std::string> rank_device_arguments(int argc, char* argv[], int gpus, std::string& note,
+                                               const KokkosLimits& limits);
 
 /// The thread count rank_device_arguments gave this rank when several ranks split one node's CPU
 /// cores (0 when it did not: one rank per node, GPUs, or a thread count the user chose).

@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   l.gpu = data[0] & 1;
   l.openmp = !l.gpu && (data[0] & 2);
   l.kokkos_major = data[0] & 4 ? 4 : 3;
+  l.kokkos_minor = l.kokkos_major == 3 ? 4 : (data[0] & 8 ? 6 : 2);  // 3.4, 4.2 or 4.6
   l.max_threads = l.openmp ? 512 : 1;
   l.load_library = [](const std::string& p) { return p == "/ok.so" ? std::string() : std::string("no such file"); };
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
@@ -48,6 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (a.compare(0, 9, "--kokkos-") != 0) continue;
     const std::size_t eq = a.find('=');
     const std::string name = a.substr(0, eq);
+    if (name == "--kokkos-threads" && l.kokkos_major * 100 + l.kokkos_minor > 402) std::abort();  // gone in 4.3
     if (name == "--kokkos-threads" || name == "--kokkos-num-threads") {
       const std::string v = a.substr(eq == std::string::npos ? a.size() : eq + 1);
       if (eq == std::string::npos || v.empty() || v.size() > 9) std::abort();

@@ -13,6 +13,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # A tile from this backend's menu (the menus differ between host and GPU backends).
 tile=$("$app" info 2>/dev/null | awk '/^matmul tiles/{print $3}' | tr -d ,)
+# The Kokkos of the build (its options differ: 4.3 and later read --kokkos-num-threads only).
+kokkos_version=$("$app" --version | sed -n 's/^Kokkos \([0-9.]*\),.*/\1/p')
+kokkos_major=${kokkos_version%%.*}
+thr=--kokkos-threads
+[ "${kokkos_major:-3}" -ge 4 ] && thr=--kokkos-num-threads
 expect() {  # expect <status> <text> [VAR=value ...] -- args...
   local want=$1 text=$2; shift 2
   local envs=()
@@ -37,13 +42,13 @@ expect 0 "backend"                -- info
 expect 2 "subcommand"             --
 expect 0 "!--kokkos-help"         -- --help
 expect 0 "!--kokkos-help"         -- matmul --help
-expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=0
-expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=abc
-expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=-1
-expect 2 "--kokkos-threads"       -- matmul 64 64 64 --kokkos-threads=
+expect 2 "$thr"                 -- matmul 64 64 64 $thr=0
+expect 2 "$thr"                 -- matmul 64 64 64 $thr=abc
+expect 2 "$thr"                 -- matmul 64 64 64 $thr=-1
+expect 2 "$thr"                 -- matmul 64 64 64 $thr=
 expect 2 "--kokkos-numa"          -- info --kokkos-numa=1e3
 expect 2 "--kokkos-device-id"     -- info --kokkos-device-id=-2
-expect 0 "PASS"                   -- matmul 33 17 9 --check --reps 1 --warmup 0 --kokkos-threads=1
+expect 0 "PASS"                   -- matmul 33 17 9 --check --reps 1 --warmup 0 $thr=1
 expect 2 "M"                      -- matmul
 expect 2 "abc"                    -- matmul abc 4 4
 expect 2 "-3"                     -- matmul -3 4 4
@@ -221,45 +226,58 @@ max_threads=512
 
 # --- Kokkos' own options and variables, checked before Kokkos sees them (exit 2, never 5 or a crash)
 table kokkos-options 2 <<ROWS
---kokkos-threads needs a value	info --kokkos-threads
-write '--kokkos-threads=2'	info --kokkos-threads 2
-'--kokkos-threads=600'	info --kokkos-threads=600
-'--kokkos-threads=1000'	info --kokkos-threads=1000
-'--kokkos-threads=4096'	info --kokkos-threads=4096
-at most $max_threads	info --kokkos-threads=$((max_threads + 1))
-'--kokkos-threads=0'	info --kokkos-threads=0
-'--kokkos-threads=2.5'	info --kokkos-threads=2.5
-'--kokkos-threads=99999999999'	info --kokkos-threads=99999999999
-'--kokkos-threads= 2'	info '--kokkos-threads= 2'
-'--kokkos-numa=0'	info --kokkos-numa=0
+$thr needs a value	info $thr
+write '$thr=2'	info $thr 2
+'$thr=600'	info $thr=600
+'$thr=1000'	info $thr=1000
+'$thr=4096'	info $thr=4096
+at most $max_threads	info $thr=$((max_threads + 1))
+'$thr=0'	info $thr=0
+'$thr=2.5'	info $thr=2.5
+'$thr=99999999999'	info $thr=99999999999
+'$thr= 2'	info '$thr= 2'
 '--kokkos-device-id=abc'	info --kokkos-device-id=abc
-'--kokkos-num-devices=abc'	info --kokkos-num-devices=abc
-'--kokkos-num-devices=,'	info --kokkos-num-devices=,
---kokkos-num-devices needs a value	info --kokkos-num-devices
 unknown Kokkos option '--kokkos-foo=bar'	info --kokkos-foo=bar
-allowed: --kokkos-threads	matmul 4 4 4 --kokkos-thread=2
+allowed: $thr	matmul 4 4 4 --kokkos-thread=2
 unknown Kokkos option '--kokkos-'	info --kokkos-
 '--kokkos-device'	info --kokkos-device=0
 '--kokkos-ndevices'	info --kokkos-ndevices=1
-'--kokkos-map-device-id-by'	info --kokkos-map-device-id-by=foo
-'--kokkos-print-configuration'	info --kokkos-print-configuration=maybe
-'--kokkos-disable-warnings=yes'	info --kokkos-disable-warnings=yes
+--kokkos-map-device-id-by	info --kokkos-map-device-id-by=foo
+--kokkos-print-configuration	info --kokkos-print-configuration=maybe
 cannot be loaded (no such file)	info --kokkos-tools-library=/nonexistent.so
 cannot be loaded (not a shared library	info --kokkos-tools-library=/etc/hostname
 names no library	info --kokkos-tools-library=
-given twice with different values	info --kokkos-numa=1 --kokkos-numa=2
 KOKKOS_NUM_THREADS='abc'	KOKKOS_NUM_THREADS=abc info
 KOKKOS_NUM_THREADS=''	KOKKOS_NUM_THREADS= info
 KOKKOS_NUM_THREADS='600'	KOKKOS_NUM_THREADS=600 info
-KOKKOS_NUM_THREADS='2'	KOKKOS_NUM_THREADS=2 info --kokkos-threads=1
-KOKKOS_NUMA='-1'	KOKKOS_NUMA=-1 info
+KOKKOS_NUM_THREADS='2'	KOKKOS_NUM_THREADS=2 info $thr=1
 KOKKOS_DEVICE_ID='x'	KOKKOS_DEVICE_ID=x info
-KOKKOS_NUM_DEVICES='abc'	KOKKOS_NUM_DEVICES=abc info
-KOKKOS_RAND_DEVICES='0'	KOKKOS_RAND_DEVICES=0 info
 KOKKOS_PROFILE_LIBRARY='/nonexistent.so'	KOKKOS_PROFILE_LIBRARY=/nonexistent.so info
 KOKKOS_DISABLE_WARNINGS='perhaps'	KOKKOS_DISABLE_WARNINGS=perhaps info
 KOKKOS_TUNE_INTERNALS='0'	KOKKOS_TUNE_INTERNALS=0 info --kokkos-tune-internals
 ROWS
+if [ "${kokkos_major:-3}" -lt 4 ]; then  # options and variables of Kokkos 3 (flags take no value there)
+table kokkos-options 2 <<ROWS
+'--kokkos-numa=0'	info --kokkos-numa=0
+'--kokkos-num-devices=abc'	info --kokkos-num-devices=abc
+'--kokkos-num-devices=,'	info --kokkos-num-devices=,
+--kokkos-num-devices needs a value	info --kokkos-num-devices
+'--kokkos-disable-warnings=yes'	info --kokkos-disable-warnings=yes
+given twice with different values	info --kokkos-numa=1 --kokkos-numa=2
+KOKKOS_NUMA='-1'	KOKKOS_NUMA=-1 info
+KOKKOS_NUM_DEVICES='abc'	KOKKOS_NUM_DEVICES=abc info
+KOKKOS_RAND_DEVICES='0'	KOKKOS_RAND_DEVICES=0 info
+ROWS
+else  # Kokkos 4.3 and later no longer read these: refused, naming what to use
+table kokkos-options 2 <<ROWS
+'--kokkos-threads' is not taken by the Kokkos $kokkos_major	info --kokkos-threads=2
+(use --kokkos-num-threads)	matmul 4 4 4 --kokkos-threads=1
+'--kokkos-numa' is not taken	info --kokkos-numa=0
+'--kokkos-num-devices' is not taken	info --kokkos-num-devices=1
+given twice with different values	info --kokkos-num-threads=1 --kokkos-num-threads=2
+'--kokkos-disable-warnings=perhaps'	info --kokkos-disable-warnings=perhaps
+ROWS
+fi
 if [ "$backend" = openmp ]; then
 table kokkos-options 2 <<ROWS
 OMP_NUM_THREADS='600'	OMP_NUM_THREADS=600 info
@@ -268,14 +286,14 @@ ROWS
 fi
 # ...and what Kokkos takes runs (the limit itself included)
 case $backend in
-  cuda|hip) expect 0 "backend"    -- info --kokkos-threads=$max_threads ;;
-  *) expect 0 "concurrency      $max_threads" -- info --kokkos-threads=$max_threads ;;
+  cuda|hip) expect 0 "backend"    -- info $thr=$max_threads ;;
+  *) expect 0 "concurrency      $max_threads" -- info $thr=$max_threads ;;
 esac
-expect 0 "PASS"                   KOKKOS_NUM_THREADS=1 -- matmul 9 9 9 --check --reps 1 --kokkos-threads=1
+expect 0 "PASS"                   KOKKOS_NUM_THREADS=1 -- matmul 9 9 9 --check --reps 1 $thr=1
 expect 0 "backend"                -- info --kokkos-disable-warnings --kokkos-tools-args=x
-expect 0 "Kokkos 3.4.01"          -- --version
+expect 0 "Kokkos $kokkos_version, Kokkos Kernels" -- --version
 expect 0 "backend"                -- -V
-expect 0 "Kokkos Kernels"         -- --kokkos-threads=1 --version
+expect 0 "Kokkos Kernels"         -- $thr=1 --version
 
 # --- Options before the command, and values that are another option's name
 table command-line 2 <<'ROWS'
@@ -369,6 +387,17 @@ if [ "$backend" = openmp ]; then
   expect 0 "bound with OMP_PROC_BIND=spread OMP_PLACES=threads (chosen by tilekit" -u OMP_PROC_BIND -u OMP_PLACES -- matmul 16 16 16 --reps 1 -v
   expect 0 "!chosen by tilekit"    OMP_PROC_BIND=false -- matmul 16 16 16 --reps 1 -v
   expect 0 "!chosen by tilekit"    -u OMP_PROC_BIND OMP_PLACES=cores -- elementwise 16 16 --reps 1 -v
+fi
+
+# --- More hardware threads than Kokkos' OpenMP pool holds (TILEKIT_TEST_HARDWARE_THREADS plays the
+# machine) and no thread count chosen: the app gives Kokkos the pool's size and says so under -v,
+# instead of a crash; a chosen count, or a machine within the pool, is left alone
+if [ "$backend" = openmp ]; then
+  nocount=(-u OMP_NUM_THREADS -u KOKKOS_NUM_THREADS)
+  expect 0 "threads   $max_threads (chosen by tilekit: this machine offers 600 hardware threads" "${nocount[@]}" TILEKIT_TEST_HARDWARE_THREADS=600 -- elementwise 16 16 --reps 1 -v
+  expect 0 "concurrency      $max_threads" "${nocount[@]}" TILEKIT_TEST_HARDWARE_THREADS=1024 -- info
+  expect 0 "!hardware threads" "${nocount[@]}" TILEKIT_TEST_HARDWARE_THREADS=64 -- elementwise 16 16 --reps 1 -v
+  expect 0 "!hardware threads" -u KOKKOS_NUM_THREADS OMP_NUM_THREADS=2 TILEKIT_TEST_HARDWARE_THREADS=600 -- elementwise 16 16 --reps 1 -v
 fi
 
 summary=""

@@ -12,9 +12,22 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -326,6 +339,182 @@ TEST(Threads, CallsFromOtherHostThreadsRunOrThrowSayingWhy) {
   // The initial thread launches as before.
   EXPECT_EQ(launch_thread_problem(), "");
   EXPECT_LE(gemm_error(ES(), "N", "N", 1.0f, A, B, 0.0f, C[0]), kTol);
+}
+
+// Calls from the threads of an OpenMP parallel region (OpenMP builds), each on its own output: run
+// correctly where the backend allows it, else throw InvalidArgument with the rule.
+TEST(Threads, CallsFromAnOpenMPParallelRegionRunOrThrowSayingWhy) {
+#if defined(_OPENMP)
+  constexpr int kThreads = 2;
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", 53, 290, 80);  // K beyond one K block
+  const auto B = random_matrix<Kokkos::LayoutRight>("B", 290, 41, 81);
+  std::vector<Matrix<Kokkos::LayoutRight>> C;
+  for (int t = 0; t < kThreads; ++t) C.emplace_back("C", 53, 41);
+  std::vector<std::string> problem(kThreads), thrown(kThreads);
+  std::vector<int> ran(kThreads, 0);
+
+#pragma omp parallel num_threads(kThreads)
+  {
+    const int t = omp_get_thread_num();
+    if (t < kThreads) {
+      problem[t] = launch_thread_problem();
+      try {
+        gemm("N", "N", 1.0f, A, B, 0.0f, C[t]);
+        ES().fence();
+        ran[t] = 1;
+      } catch (const InvalidArgument& e) {
+        thrown[t] = e.what();
+      } catch (const std::exception& e) {
+        thrown[t] = std::string("not InvalidArgument: ") + e.what();
+      }
+    }
+  }
+
+  const auto p = matmul_problem(Op::N, Op::N, 1.0f, A, B, 0.0f, C[0], Activation::none, Kokkos::View<const float*>());
+  const RefMatrix ref = reference_naive(p, as_const(as_matrix(C[0])));  // beta = 0: C is not read
+  int calls = 0, correct = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    if (problem[t].empty()) {
+      EXPECT_EQ(thrown[t], "") << "thread " << t;
+      calls += ran[t];
+      const double err = relative_error(as_const(as_matrix(C[t])), ref);
+      EXPECT_LE(err, kTol) << "thread " << t;
+      correct += ran[t] && err <= kTol;
+    } else {
+      EXPECT_EQ(thrown[t], problem[t]) << "thread " << t;
+    }
+  }
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+  EXPECT_EQ(calls, 0) << "Kokkos 3's OpenMP backend does not launch from inside a parallel region";
+#endif
+  std::printf("[ threads  ] %s (Kokkos %d.%d.%02d) from an OpenMP parallel region of %d threads: %d calls ran, %d "
+              "correct\n",
+              backend_name().c_str(), KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
+              kThreads, calls, correct);
+#else
+  GTEST_SKIP() << "this build does not compile with OpenMP";
+#endif
+}
+
+// An execution-space instance of its own for each thread: on GPUs one on a stream of its own (the
+// stream outlives the instance), on host backends the default instance.
+class OwnInstance {
+ public:
+  OwnInstance() {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (cudaStreamCreate(&stream_) == cudaSuccess) space_ = ES(stream_);
+#elif defined(KOKKOS_ENABLE_HIP)
+    if (hipStreamCreate(&stream_) == hipSuccess) space_ = ES(stream_);
+#endif
+  }
+  ~OwnInstance() {
+    space_ = ES();  // the instance lets go of the stream first
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (stream_) (void)cudaStreamDestroy(stream_);
+#elif defined(KOKKOS_ENABLE_HIP)
+    if (stream_) (void)hipStreamDestroy(stream_);
+#endif
+  }
+  OwnInstance(const OwnInstance&) = delete;
+  OwnInstance& operator=(const OwnInstance&) = delete;
+  const ES& space() const { return space_; }
+
+ private:
+  ES space_;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaStream_t stream_ = nullptr;
+#elif defined(KOKKOS_ENABLE_HIP)
+  hipStream_t stream_ = nullptr;
+#endif
+};
+
+// Several host threads calling gemm and apply, each on outputs of its own. Where the backend allows
+// concurrent launches (concurrent_launches_allowed(): GPUs, each thread on its own instance, i.e.
+// stream; Kokkos 4's host backends on the default instance) the threads start together and call at
+// the same time; elsewhere (Kokkos 3's Serial) they take turns. Each call writes its own output with
+// its own alpha, so a result landing in another call's output is caught. On Kokkos 3's OpenMP
+// backend other threads cannot launch: every call is refused with the rule, and nothing is written.
+TEST(Threads, ConcurrentCallsOnSeparateOutputsMatchReference) {
+  constexpr int kThreads = 4, kCalls = 6;
+  const int64_t M = 67, N = 39, K = 300;  // K beyond one K block: partial sums live in team scratch
+  const auto A = random_matrix<Kokkos::LayoutRight>("A", M, K, 70);
+  const auto B = random_matrix<Kokkos::LayoutLeft>("B", K, N, 71);
+  const auto D = random_matrix<Kokkos::LayoutRight>("D", M, N, 72);
+  std::vector<Matrix<Kokkos::LayoutRight>> C, E;  // [thread * kCalls + call]
+  for (int i = 0; i < kThreads * kCalls; ++i) {
+    C.emplace_back("C", M, N);
+    E.emplace_back("E", M, N);
+  }
+  auto alpha = [](int i) { return 0.5f + 0.25f * float(i); };
+  std::vector<std::unique_ptr<OwnInstance>> instances;
+  for (int t = 0; t < kThreads; ++t) instances.push_back(std::make_unique<OwnInstance>());
+  const bool together = concurrent_launches_allowed();
+  std::vector<int> ran(kThreads, 0);
+  std::vector<std::string> refused(kThreads), problem(kThreads);
+  std::atomic<int> ready{0};
+  std::mutex turns;
+
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::unique_lock<std::mutex> lock(turns, std::defer_lock);
+      if (together) {
+        ++ready;  // all threads start their calls at once
+        while (ready.load() < kThreads) std::this_thread::yield();
+      } else {
+        lock.lock();
+      }
+      problem[t] = launch_thread_problem();
+      const ES& space = instances[t]->space();
+      try {
+        for (int c = 0; c < kCalls; ++c) {
+          const int i = t * kCalls + c;
+          gemm(space, "N", "N", alpha(i), A, B, 0.0f, C[i]);
+          apply(space, ops::Add{}, make_inputs(C[i], D), E[i]);  // E = C + D, after the gemm on this instance
+          ++ran[t];
+        }
+        space.fence();
+      } catch (const InvalidArgument& e) {
+        refused[t] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+
+  int calls = 0, correct = 0;
+  const auto hd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D);
+  for (int t = 0; t < kThreads; ++t) {
+    if (!problem[t].empty()) {  // this thread may not launch: each call refused with the rule
+      EXPECT_EQ(refused[t], problem[t]) << "thread " << t;
+      EXPECT_EQ(ran[t], 0) << "thread " << t;
+      continue;
+    }
+    EXPECT_EQ(refused[t], "") << "thread " << t;
+    for (int c = 0; c < ran[t]; ++c) {
+      const int i = t * kCalls + c;
+      ++calls;
+      const auto p = matmul_problem(Op::N, Op::N, alpha(i), A, B, 0.0f, C[i], Activation::none,
+                                    Kokkos::View<const float*>());
+      const double err = relative_error(as_const(as_matrix(C[i])), reference_naive(p, as_const(as_matrix(C[i]))));
+      const auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C[i]);
+      const auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), E[i]);
+      bool sum_exact = true;
+      for (int64_t r = 0; r < M && sum_exact; ++r)
+        for (int64_t j = 0; j < N; ++j) sum_exact &= he(r, j) == hc(r, j) + hd(r, j);
+      EXPECT_LE(err, kTol) << "thread " << t << ", call " << c;
+      EXPECT_TRUE(sum_exact) << "thread " << t << ", call " << c << ": E != C + D";
+      correct += err <= kTol && sum_exact;
+    }
+  }
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+  EXPECT_EQ(calls, 0) << "Kokkos 3's OpenMP backend launches only from the initial thread";
+#else
+  EXPECT_EQ(calls, kThreads * kCalls);
+#endif
+  std::printf("[ threads  ] %s (Kokkos %d.%d.%02d): %d threads %s, %d calls (gemm + apply) ran, %d correct, %d "
+              "threads refused\n",
+              backend_name().c_str(), KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
+              kThreads, together ? "at once" : "taking turns", calls, correct,
+              int(std::count_if(problem.begin(), problem.end(), [](const std::string& s) { return !s.empty(); })));
 }
 
 TEST(Apply, AutomaticConfigAndInstance) {

@@ -1201,9 +1201,10 @@ void expect_host_paths_agree() {
       worst = std::max(worst, std::abs(double(first[e]) - double(other[e])) / std::max(1.0, std::abs(double(first[e]))));
     }
 #if defined(__FMA__) || defined(__aarch64__)
-    if (bitwise)
+    if (bitwise) {
       EXPECT_EQ(differ, 0) << tiles.front().name() << " against " << tiles[i].name() << ", " << activation_name(act)
                            << " (worst " << worst << ")";
+    }
 #endif
     const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
     EXPECT_LE(worst, limit)

@@ -2,6 +2,7 @@
 // CPU runs the build's host code.
 #include "tilekit/kernels/core/device.hpp"
 #include "tilekit/kernels/core/error.hpp"
+#include "tilekit/kernels/core/execution_space.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -35,6 +36,17 @@ std::string launch_thread_problem() {
            "to it through a queue), or build tilekit against Kokkos 4.x";
 #endif
   return "";
+}
+
+bool concurrent_launches_allowed() {
+#if KOKKOS_VERSION >= 40000
+  // Kokkos 4: every host parallel_* locks the instance's mutex (Kokkos_OpenMP_Parallel_*.hpp,
+  // Kokkos_Serial_Parallel_*.hpp); GPU instances queue on their streams.
+  return true;
+#else
+  // Kokkos 3: the host backends have no such lock (Serial's team scratch is one global arena).
+  return is_gpu_space<Kokkos::DefaultExecutionSpace>();
+#endif
 }
 
 void require_launch_thread() {

@@ -14,7 +14,15 @@ std::string backend_name();
 /// and what to do. The rule (docs/library.md, "Threads"): Kokkos must be initialized; with Kokkos
 /// 3.x's OpenMP backend only the thread that called Kokkos::initialize launches, and not from
 /// inside an OpenMP parallel region (Kokkos itself would throw "in parallel or not initialized").
+/// Kokkos 4.x's host backends and the GPU backends launch from any host thread.
 std::string launch_thread_problem();
+
+/// True where several host threads may launch at the same time, each on its own outputs: GPU
+/// backends (each thread on its own execution-space instance, i.e. stream) and Kokkos 4.x's host
+/// backends, which serialize the kernels of one instance with a mutex of their own. False on Kokkos
+/// 3.x host backends: Serial shares one team-scratch arena among all callers (calls must take
+/// turns), OpenMP launches only from the initial thread.
+bool concurrent_launches_allowed();
 
 /// Throws InvalidArgument with launch_thread_problem()'s message when it is not "". Every public
 /// entry that launches calls it first.

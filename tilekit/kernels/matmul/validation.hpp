@@ -114,6 +114,10 @@ double largest_finite() {
   else return std::numeric_limits<double>::infinity();
 }
 
+/// |x| on host and device alike: Kokkos 3.4 has fabs in Kokkos::Experimental only, Kokkos 4.x in
+/// Kokkos only.
+KOKKOS_INLINE_FUNCTION double abs_value(double x) { return x < 0 ? -x : x; }
+
 /// Elements whose exact result (`ref`) lies beyond the largest finite value of TOut: the output
 /// type cannot hold them, whatever the kernel does. `first` receives the first one (row-major
 /// index i * cols + j), or -1.
@@ -126,13 +130,13 @@ int64_t overflowed_elements(const RefMatrix& ref, int64_t& first) {
   int64_t count = 0, at = std::numeric_limits<int64_t>::max();
   Kokkos::parallel_reduce(
       "tilekit::overflowed_elements", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(int64_t i, int64_t j, int64_t& n) { n += Kokkos::Experimental::fabs(ref(i, j)) > limit ? 1 : 0; },
+      KOKKOS_LAMBDA(int64_t i, int64_t j, int64_t& n) { n += abs_value(ref(i, j)) > limit ? 1 : 0; },
       count);
   if (count == 0) return 0;
   Kokkos::parallel_reduce(
       "tilekit::first_overflowed", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {rows, cols}),
       KOKKOS_LAMBDA(int64_t i, int64_t j, int64_t& m) {
-        if (Kokkos::Experimental::fabs(ref(i, j)) > limit && i * cols + j < m) m = i * cols + j;
+        if (abs_value(ref(i, j)) > limit && i * cols + j < m) m = i * cols + j;
       },
       Kokkos::Min<int64_t>(at));
   first = at;
@@ -153,7 +157,7 @@ double relative_error(const StridedMatrix<const TOut>& c, const RefMatrix& ref,
       KOKKOS_LAMBDA(int64_t i, int64_t j, double& d2, double& r2, int& nbad) {
         const double v = convert<double>(c(i, j));
         const double r = ref(i, j);
-        if (Kokkos::Experimental::fabs(r) > skip_above) return;
+        if (abs_value(r) > skip_above) return;
         if (!(v - v == 0.0)) ++nbad;  // NaN or inf
         d2 += (v - r) * (v - r);
         r2 += r * r;
