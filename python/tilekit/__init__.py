@@ -110,6 +110,8 @@ def _stream_handle(stream, first):
         return 0
     if stream is None:
         lib = _library(first)
+        if lib == "torch" and first.device.type != "cuda":
+            return 0  # a host tensor: the call refuses it below, naming its device
         if lib == "torch":
             torch = sys.modules["torch"]
             raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
