@@ -277,7 +277,7 @@ table kokkos-options 2 <<ROWS
 (use --kokkos-num-threads)	matmul 4 4 4 --kokkos-threads=1
 '--kokkos-numa' is not taken	info --kokkos-numa=0
 '--kokkos-num-devices' is not taken	info --kokkos-num-devices=1
-given twice with different values	info --kokkos-num-threads=1 --kokkos-num-threads=2
+given twice with different values	info --kokkos-map-device-id-by=random --kokkos-map-device-id-by=mpi_rank
 '--kokkos-disable-warnings=perhaps'	info --kokkos-disable-warnings=perhaps
 ROWS
 fi
