@@ -2,7 +2,7 @@
 // (times the K splits) are dealt to the SMs, ceil(tiles / SMs) each, and an SM runs them in groups of
 // the teams it holds at once. A group of r < teams_per_sm teams runs each team faster than a full
 // group, but not r / teams_per_sm times the work in that share of the time: fewer warps hide less
-// latency, modelled as sqrt(r / teams_per_sm) of the full group's time per K step.
+// latency, modelled as (r / teams_per_sm)^kPartialGroupExponent of the full group's time per K step.
 #include "tilekit/tuning/matmul_model.hpp"
 
 #include "tilekit/kernels/core/device.hpp"
@@ -25,22 +25,26 @@ namespace {
 // The fixed cost of a tile besides its K steps and its store of C: the pipeline's fill, about two
 // K steps of the wide tiles before the first MMA (perf notes 44).
 constexpr double kPrologueSteps = 2.0;
+// 0.7: of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4 prologue steps), the one whose picks came within 5% of
+// the best tile at the most zoo shapes, f16 and f32 together (perf notes 45).
+constexpr double kPartialGroupExponent = 0.7;
 
-// Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on an
-// H100 (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's peak
-// the tile reached at 4096^3-8192^3 (BENCHMARKS.md gpu-h100; perf notes sections 7, 10, 14, 16,
-// 27, 30) or, for tiles never run there, the fraction that reproduces its measured rates at the
-// shapes where it won (perf notes 44). The model ranks; it need not predict rates exactly.
+// Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
+// Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
+// peak the tile reached where every SM is full, f16 and f32 each tile's median rate at 6144^3 and
+// 4096x12288x4096 on an H200 (bench/results/gpu-h200-zoo-row/menu, 2026-11-28; perf notes 45); the
+// TF32, f64 and i8 tiles from the H100 squares (perf notes sections 7, 14, 27, 30). The model ranks;
+// it need not predict rates exactly.
 const GpuTileModel kWgmmaF16[] = {
-    {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.74},
-    {"bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32", 2, 0.64},
-    {"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", 2, 0.60},
-    {"bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32", 3, 0.50},
+    {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.68},
+    {"bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
+    {"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", 2, 0.39},
+    {"bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32", 3, 0.31},
 };
 const GpuTileModel kMmaF16[] = {
-    {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.60},
-    {"bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32", 2, 0.55},
-    {"bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32", 2, 0.42},
+    {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.20},
+    {"bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32", 2, 0.19},
+    {"bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32", 2, 0.16},
 };
 const GpuTileModel kWgmmaTf32[] = {
     {"bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32", 1, 0.62},
@@ -62,14 +66,14 @@ const GpuTileModel kImma[] = {
 // f32 with IEEE math: the warp-tiled SIMT kernel; the 64x64 tile also with K split over 2, 4 or 8
 // teams per tile of C (the split tiles' partial sums are stores of their own, counted as such).
 const GpuTileModel kSimtF32[] = {
-    {"bm256_bn128_bk16_tm16_tn8_g16_t256_v1", 1, 0.62},
-    {"bm128_bn128_bk16_tm8_tn16_g16_t128_v1", 2, 0.58},
-    {"bm128_bn128_bk16_tm8_tn8_g16_t256_v1", 1, 0.55},
-    {"bm128_bn64_bk16_tm8_tn8_g8_t128_v1", 2, 0.52},
-    {"bm64_bn64_bk16_tm8_tn4_g16_t128_v1", 4, 0.45},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 2},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 4},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.45, 8},
+    {"bm256_bn128_bk16_tm16_tn8_g16_t256_v1", 1, 0.60},
+    {"bm128_bn128_bk16_tm8_tn16_g16_t128_v1", 2, 0.66},
+    {"bm128_bn128_bk16_tm8_tn8_g16_t256_v1", 1, 0.58},
+    {"bm128_bn64_bk16_tm8_tn8_g8_t128_v1", 2, 0.55},
+    {"bm64_bn64_bk16_tm8_tn4_g16_t128_v1", 4, 0.52},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 2},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 4},
+    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 8},
 };
 
 template <std::size_t N>
@@ -129,7 +133,9 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     const int64_t groups = per_sm / t.teams_per_sm, rest = per_sm % t.teams_per_sm;
     r.seconds = double(groups) * tile_full;
     if (rest > 0)
-      r.seconds += (double(k_steps) + kPrologueSteps) * step * std::sqrt(double(rest) / t.teams_per_sm) + store;
+      r.seconds +=
+          (double(k_steps) + kPrologueSteps) * step * std::pow(double(rest) / t.teams_per_sm, kPartialGroupExponent) +
+          store;
     r.waves = double(tiles) / (sms * t.teams_per_sm);
     r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps", tiles, splits > 1 ? fmt::format(" (K split {})", splits) : "",
                          r.waves, k_steps);
