@@ -3,6 +3,7 @@
 # for one backend when no installed Kokkos is found.
 #
 #   scripts/deps.sh <serial|openmp|cuda|cuda11|hip>[-pic]  -> prints the Kokkos install prefix on its last line
+#   scripts/deps.sh openmp-aarch64                    -> the same, cross-compiled for aarch64
 #   scripts/deps.sh fuzz                              -> installs what fuzz/run.sh needs (clang with
 #                                                        libFuzzer and the sanitizer runtimes); no Kokkos
 #
@@ -12,7 +13,11 @@
 #
 # Backends: cuda uses a CUDA >= 12 found on the machine ($CUDA_ROOT, else nvcc on PATH, else
 # /usr/local/cuda) and compiles for sm_80 + sm_90a; cuda11 installs Debian's CUDA 11.8 (a 2.3 GB
-# download) for machines without CUDA 12 and compiles for sm_80 + sm_90.
+# download) for machines without CUDA 12 and compiles for sm_80 + sm_90. openmp-aarch64
+# cross-compiles for aarch64 (generic ARMv8-A) with Debian's g++-aarch64-linux-gnu
+# (cmake/toolchains/aarch64-linux-gnu.cmake) and installs qemu-user to run the result; it also
+# cross-builds GoogleTest from Debian's source (/usr/src/googletest) into the same prefix, since
+# Debian's libgtest-dev holds only the build machine's library.
 #
 # Kokkos 3.4.01 is patched by scripts/patches/kokkos-3.4.01.patch (CUDA 13 API changes; level-0
 # team scratch up to the GPU's opt-in maximum per block). The patch is applied to a fresh copy of
@@ -36,8 +41,8 @@ set -euo pipefail
 backend=${1:-openmp}
 pic=""
 case "$backend" in *-pic) pic=-pic; backend=${backend%-pic} ;; esac
-case "$backend$pic" in serial|openmp|cuda|cuda11|hip|fuzz) ;; serial-pic|openmp-pic|cuda-pic|cuda11-pic|hip-pic) ;; *)
-  echo "deps.sh: unknown backend '$1' (allowed: serial, openmp, cuda, cuda11, hip, each also with -pic; fuzz)" >&2; exit 2;;
+case "$backend$pic" in serial|openmp|openmp-aarch64|cuda|cuda11|hip|fuzz) ;; serial-pic|openmp-pic|cuda-pic|cuda11-pic|hip-pic) ;; *)
+  echo "deps.sh: unknown backend '$1' (allowed: serial, openmp, cuda, cuda11, hip, each also with -pic; openmp-aarch64; fuzz)" >&2; exit 2;;
 esac
 
 KOKKOS_VERSION=3.4.01
@@ -45,6 +50,7 @@ cache=${TILEKIT_CACHE:-$HOME/.cache/tilekit}
 here=$(cd "$(dirname "$0")" && pwd)
 patch_file="$here/patches/kokkos-$KOKKOS_VERSION.patch"
 src="${TILEKIT_KOKKOS_SRC:-$cache/src/kokkos-$KOKKOS_VERSION}"
+aarch64_toolchain="$(cd "$here/.." && pwd)/cmake/toolchains/aarch64-linux-gnu.cmake"
 log="$cache/logs"
 mkdir -p "$cache/deps" "$cache/src" "$log"
 
@@ -134,6 +140,7 @@ apt_install build-essential cmake ninja-build ccache dpkg-dev git patch \
 case "$backend" in
   cuda11) apt_install nvidia-cuda-toolkit g++-11 ;;
   hip)  apt_install hipcc libamdhip64-dev rocm-device-libs ;;
+  openmp-aarch64) apt_install g++-aarch64-linux-gnu qemu-user ;;
 esac
 
 if [ -n "${Kokkos_ROOT:-}" ]; then
@@ -207,6 +214,10 @@ case "$backend" in
   hip)
     compiler=(-DCMAKE_CXX_COMPILER=hipcc)
     kokkos_opts+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_VEGA908=ON) ;;
+  openmp-aarch64)
+    # Generic ARMv8-A (-march=armv8-a): runs on every aarch64 CPU, and under qemu-aarch64.
+    compiler=(-DCMAKE_TOOLCHAIN_FILE="$aarch64_toolchain")
+    kokkos_opts+=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ARCH_ARMV80=ON) ;;
 esac
 
 t0=$SECONDS
@@ -222,6 +233,13 @@ say "building Kokkos Kernels $KOKKOS_VERSION ($backend$pic); log: $log/kokkosker
     -DKokkos_ROOT="$prefix" &&
   cmake --build "$bdir/kk" -j "$jobs" && cmake --install "$bdir/kk"; } >"$log/kokkoskernels-$backend$pic.log" 2>&1 \
   || { tail -30 "$log/kokkoskernels-$backend$pic.log" >&2; say "Kokkos Kernels build failed ($backend)"; exit 1; }
+if [ "$backend" = openmp-aarch64 ]; then
+  # GoogleTest for the target, from the source Debian's libgtest-dev ships.
+  say "building GoogleTest for aarch64 from /usr/src/googletest; log: $log/googletest-$backend.log"
+  { cmake -S /usr/src/googletest -B "$bdir/gtest" "${common[@]}" "${compiler[@]}" -DBUILD_GMOCK=OFF &&
+    cmake --build "$bdir/gtest" -j "$jobs" && cmake --install "$bdir/gtest"; } >"$log/googletest-$backend.log" 2>&1 \
+    || { tail -30 "$log/googletest-$backend.log" >&2; say "GoogleTest build failed ($backend)"; exit 1; }
+fi
 rm -rf "$bdir"
 touch "$prefix/.complete"
 set_link
