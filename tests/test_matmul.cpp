@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <utility>
 
 using namespace tilekit;
@@ -1223,4 +1227,66 @@ TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF32) {
 TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF64) {
   if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
   expect_host_paths_agree<double>();
+}
+
+namespace {
+
+/// The host_path_product of the default config of this process's host path, recorded in `dir` by
+/// the first binary that runs with it, else compared with the recorded one (bitwise where the
+/// accumulation order is the same, as in expect_host_paths_agree; after f32 gelu, the tolerance).
+template <class T>
+void record_or_compare_host_product(const std::string& dir, Activation act) {
+  const MatmulConfig cfg = default_config<T>();
+  const std::vector<T> mine = host_path_product<T>(cfg, act);
+  const std::string stem = dir + "/host_product_" + (std::is_same<T, float>::value ? "f32_" : "f64_") +
+                           activation_name(act);
+  const std::string who = std::string(host_isa_name(host_isa())) + " path, " + cfg.name() + ", " +
+                          cpu_info().architecture();
+  std::ifstream in(stem + ".bin", std::ios::binary);
+  if (!in) {
+    std::ofstream(stem + ".txt.tmp") << who << "\n";
+    std::ofstream(stem + ".bin.tmp", std::ios::binary)
+        .write(reinterpret_cast<const char*>(mine.data()), std::streamsize(mine.size() * sizeof(T)));
+    ASSERT_EQ(std::rename((stem + ".txt.tmp").c_str(), (stem + ".txt").c_str()), 0) << stem;
+    ASSERT_EQ(std::rename((stem + ".bin.tmp").c_str(), (stem + ".bin").c_str()), 0) << stem;
+    std::printf("recorded %s (%s)\n", (stem + ".bin").c_str(), who.c_str());
+    return;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.size(), mine.size() * sizeof(T)) << stem << ".bin";
+  std::vector<T> recorded(mine.size());
+  std::memcpy(recorded.data(), bytes.data(), bytes.size());
+  std::string recorder;
+  std::getline(std::ifstream(stem + ".txt"), recorder);
+  int64_t differ = 0;
+  double worst = 0;
+  for (std::size_t e = 0; e < mine.size(); ++e) {
+    if (std::memcmp(&mine[e], &recorded[e], sizeof(T)) != 0) ++differ;
+    worst = std::max(worst, std::abs(double(mine[e]) - double(recorded[e])) / std::max(1.0, std::abs(double(recorded[e]))));
+  }
+  const bool bitwise = act == Activation::none || std::is_same<T, double>::value;
+  if (bitwise) {
+    EXPECT_EQ(differ, 0) << who << " against " << recorder << ", " << activation_name(act) << " (worst " << worst << ")";
+  }
+  const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
+  EXPECT_LE(worst, limit)
+      << who << " against " << recorder << ", " << activation_name(act);
+  std::printf("%s: %s against %s: %lld of %zu elements differ (worst %g)\n", (stem + ".bin").c_str(), who.c_str(),
+              recorder.c_str(), static_cast<long long>(differ), mine.size(), worst);
+}
+
+}  // namespace
+
+TEST(MatmulHostPaths, ProductsMatchThoseOfAnotherBinary) {
+  // Across binaries and machines: with TILEKIT_TEST_HOST_PRODUCTS naming a folder, the first run
+  // records its products there and later runs compare theirs (CI: the x86-64 build on the CPU's
+  // widest path records; the same build with TILEKIT_HOST_ISA=portable and the aarch64 build under
+  // qemu compare).
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  const char* dir = std::getenv("TILEKIT_TEST_HOST_PRODUCTS");
+  if (dir == nullptr || *dir == '\0') GTEST_SKIP() << "TILEKIT_TEST_HOST_PRODUCTS is not set";
+  for (Activation act : {Activation::none, Activation::gelu}) {
+    record_or_compare_host_product<float>(dir, act);
+    record_or_compare_host_product<double>(dir, act);
+  }
 }

@@ -19,6 +19,7 @@
 
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -789,8 +790,10 @@ TEST(TuningCache, AHundredThousandEntriesLoadInUnderASecondAndAnswerInMicrosecon
   // A guard against the load growing with the square of the entries (10,000 took 50 s so), not a
   // speed figure: those come from the benchmark (bench/bench_cache.cpp). 100,000 entries took
   // 0.6 s on the 2-core build machine and 1.1 s on a GPU machine's host while it ran other tests.
-  EXPECT_LT(load_s, 5.0) << "load of " << n << " entries";
-  EXPECT_LT(lookup_s, 50e-6) << "exact lookup";
+  // Under an emulator (qemu-user: 5.3 s on a busy 2-core machine) the bounds are 20 times wider.
+  const double slower = std::getenv("TILEKIT_TEST_EMULATED") ? 20.0 : 1.0;
+  EXPECT_LT(load_s, 5.0 * slower) << "load of " << n << " entries";
+  EXPECT_LT(lookup_s, 50e-6 * slower) << "exact lookup";
 }
 
 TEST(TuningCache, UnknownFieldsAndANewerFileVersionSurviveARewrite) {

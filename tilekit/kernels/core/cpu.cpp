@@ -3,6 +3,7 @@
 
 #include "tilekit/kernels/core/error.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -65,6 +66,19 @@ CpuInfo read_cpu() {
   c.avx512_bf16 = c.avx512 && __builtin_cpu_supports("avx512bf16");
   c.avx512_vnni = c.avx512 && __builtin_cpu_supports("avx512vnni");
   if (__get_cpuid_count(7, 1, &a, &b, &cx, &d)) c.avx_vnni = (a >> 4) & 1;  // CPUID.(7,1):EAX[4]
+#elif defined(__aarch64__)
+  // The first core's "CPU implementer" and "CPU part" (its MIDR_EL1 fields, e.g. 0x41 and 0xd0c for
+  // an Arm Neoverse N1) as family and model; absent where /proc/cpuinfo is not the target's (qemu-user).
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  auto hex_field = [&](const char* name, int& out) {
+    if (out == 0 && line.rfind(name, 0) == 0 && line.find(':') != std::string::npos)
+      out = int(std::strtol(line.c_str() + line.find(':') + 1, nullptr, 16));
+  };
+  while (std::getline(f, line) && (c.family == 0 || c.model == 0)) {
+    hex_field("CPU implementer", c.family);
+    hex_field("CPU part", c.model);
+  }
 #endif
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
   c.l1d_bytes = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 0);
@@ -86,7 +100,9 @@ std::string CpuInfo::architecture() const {
   return std::string("x86_64-") + host_isa_name(isa) + "-f" + std::to_string(family) + "m" + std::to_string(model) +
          "-l2_" + std::to_string(l2_bytes / 1024) + "k";
 #elif defined(__aarch64__)
-  return "aarch64-l2_" + std::to_string(l2_bytes / 1024) + "k";
+  char midr[32] = "";
+  if (family != 0) std::snprintf(midr, sizeof midr, "i%02xp%03x-", unsigned(family), unsigned(model));
+  return std::string("aarch64-") + midr + "l2_" + std::to_string(l2_bytes / 1024) + "k";
 #else
   return "host-l2_" + std::to_string(l2_bytes / 1024) + "k";
 #endif
@@ -125,14 +141,18 @@ HostIsa host_isa() {
   const int forced = forced_isa();
   const HostIsa detected = host_isa_detected();
   if (forced == -1) return detected;
+#if defined(TILEKIT_CPU_X86)
+  const std::string allowed = std::string("portable, avx2, avx512, at most this CPU's ") + host_isa_name(detected);
+  const std::string allowed_here = std::string("portable up to ") + host_isa_name(detected);
+#else
+  const std::string allowed = "portable: the only path off x86-64", allowed_here = allowed;
+#endif
   if (forced == -2)
     throw InvalidArgument(std::string("TILEKIT_HOST_ISA='") + std::getenv("TILEKIT_HOST_ISA") +
-                          "' is not a host path (allowed: portable, avx2, avx512, at most this CPU's " +
-                          host_isa_name(detected) + ")");
+                          "' is not a host path (allowed: " + allowed + ")");
   if (forced > int(detected))
     throw InvalidArgument(std::string("TILEKIT_HOST_ISA=") + host_isa_name(HostIsa(forced)) +
-                          " needs instructions this CPU lacks (allowed: portable up to " + host_isa_name(detected) +
-                          ")");
+                          " needs instructions this CPU lacks (allowed: " + allowed_here + ")");
   return HostIsa(forced);
 }
 
@@ -144,11 +164,16 @@ std::string host_isa_reason() {
   };
   add(c.avx2, "avx2"), add(c.fma, "fma"), add(c.f16c, "f16c"), add(c.avx512, "avx512f/bw/dq/vl");
   add(c.avx512_bf16, "avx512bf16"), add(c.avx512_vnni, "avx512vnni"), add(c.avx_vnni, "avx-vnni");
+#if defined(TILEKIT_CPU_X86)
   const std::string cpu = c.vendor.empty() ? std::string("this CPU")
                                            : c.vendor + " family " + std::to_string(c.family) + " model " +
                                                  std::to_string(c.model);
   std::string why = std::string(host_isa_name(host_isa())) + " (" + cpu + ": " +
                     (features.empty() ? std::string("no AVX2") : features) + ")";
+#else
+  std::string why = std::string(host_isa_name(host_isa())) + " (" + c.architecture() +
+                    ": the only path off x86-64; 16-byte vectors)";
+#endif
   if (forced_isa() >= 0) why += "; chosen by TILEKIT_HOST_ISA";
   return why;
 }
