@@ -107,8 +107,12 @@ MatmulConfig auto_config(const Shape& sh, DType t, Math math) {
   const tuning::MatmulLayouts layouts{st.a_col, st.b_col, st.c_col};
   const DType out = default_out_dtype(t);
   const auto key = tuning::matmul_key(t, out, layouts, Epilogue{}, sh.M, sh.N, sh.K, math);
-  return tuning::resolve_matmul_config(key, t, [](const MatmulConfig&) { return std::string(); }, "", "", math)
-      .config;
+  // As the library's check would: a tuned tile this CPU's (or TILEKIT_HOST_ISA's) path cannot run
+  // is passed over, not taken.
+  const auto runnable = [&](const MatmulConfig& c) {
+    return c.thin || tile_supports(c, t, math) ? std::string() : std::string("its tile does not run here");
+  };
+  return tuning::resolve_matmul_config(key, t, runnable, "", "", math).config;
 }
 
 /// One tilekit series per entry, each also run with the fused activation.

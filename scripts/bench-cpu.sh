@@ -8,7 +8,7 @@
 #   scripts/bench-cpu.sh --retime   no new run: re-times the benchmarks of the existing results that
 #                                   other processes disturbed, then rewrites the report
 #
-# Environment: TILEKIT_BENCH_SHAPES / TILEKIT_BENCH_DTYPES override the shapes / types (syntax:
+# Environment: TILEKIT_BENCH_SHAPES / TILEKIT_BENCH_DTYPES / TILEKIT_BENCH_LAYOUT (col, row) override the shapes / types / storage order (syntax:
 # tilekit_bench_matmul --help); BENCH_RESULTS (default bench/results/cpu-openmp) is where the JSON
 # goes; BENCH_SECTION (default cpu-openmp) names the suite. BENCH_OPENBLAS_BF16=1
 # links the benchmark against OpenBLAS 0.3.21 built with BUILD_BFLOAT16 (scripts/openblas-bf16.sh:
@@ -143,6 +143,7 @@ cmd="scripts/bench-cpu.sh"
 [ "$shapes" != "128:2048:128" ] && [ "$mode" != "--quick" ] && cmd="TILEKIT_BENCH_SHAPES=$shapes $cmd"
 [ "$dtypes" != "f32,f64,f16" ] && cmd="TILEKIT_BENCH_DTYPES=$dtypes $cmd"
 [ -n "${BENCH_HOST_ISA:-}" ] && cmd="BENCH_HOST_ISA=$BENCH_HOST_ISA $cmd"
+[ -n "${TILEKIT_BENCH_LAYOUT:-}" ] && cmd="TILEKIT_BENCH_LAYOUT=$TILEKIT_BENCH_LAYOUT $cmd"
 [ "$results" != bench/results/cpu-openmp ] && cmd="BENCH_RESULTS=$results BENCH_SECTION=$section $cmd"
 if grep -q -- "--retime" "$results/run.txt" 2>/dev/null; then
   cmd="$cmd, then scripts/bench-cpu.sh --retime"
