@@ -11,6 +11,10 @@ baseline); host builds on NumPy arrays (wall clock; numpy.matmul, i.e. its BLAS,
 Each figure is the median of --reps timed calls after --warmup untimed ones. Results: the table on
 stdout, DIR/python_gemm.json and DIR/python_gemm_<dtype>.png.
 
+Python against C++ at every shape: --reps calls of tilekit.gemm back to back, and as many calls of
+the C++ side alone (the module's entry without Python in between), each timed by the wall clock
+between two synchronisations, best of 3 each; "py/C++" is the ratio of the two times per call.
+
 Overhead: a small problem (--overhead-shape, default 16x16x16) called --overhead-calls times from
 Python (tilekit.gemm into a given c) and from C++ (the same operands, the C++ side of the call repeated
 in a loop: config lookup, entry checks, launch); host seconds per call of each and their difference.
@@ -124,6 +128,25 @@ def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
 
 
+def python_and_cpp_ms(lib, a, b, c, reps):
+    """Milliseconds per call of `reps` back-to-back tilekit.gemm calls and of as many calls of the C++
+    side alone (tilekit._core.gemm with repeat), each between two synchronisations; best of 3."""
+    handle = tilekit._stream_handle(None, a)
+    best_py = best_cpp = float("inf")
+    for _ in range(3):
+        lib.sync()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            tilekit.gemm(a, b, c)
+        lib.sync()
+        best_py = min(best_py, (time.perf_counter() - t0) / reps)
+        tilekit._core.gemm(tilekit._capsule(a, "a", handle, True), tilekit._capsule(b, "b", handle, True),
+                           tilekit._capsule(c, "c", handle, True), 1.0, 0.0, False, False, None, "none", "auto",
+                           "ieee", handle, max(reps, 2))
+        best_cpp = min(best_cpp, tilekit._core.cpp_seconds_per_call())
+    return best_py * 1e3, best_cpp * 1e3
+
+
 def run_dtype(lib, dtype, shapes, args):
     """Every shape with tilekit, then every shape with the baseline: on CPUs the two thread pools
     (Kokkos' OpenMP threads, the BLAS's) spin for a while after each call, and alternating them on
@@ -136,8 +159,10 @@ def run_dtype(lib, dtype, shapes, args):
         except (ValueError, TypeError, RuntimeError, MemoryError) as e:
             print(f"  {m}x{n}x{k} {dtype}: tilekit refused: {e}", file=sys.stderr)
             continue
+        py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, args.reps)
         rows.append({"M": m, "N": n, "K": k, "dtype": dtype, "tilekit_ms": ms_tk, "baseline_ms": None,
                      "tilekit_tflops": tflops(m, n, k, ms_tk), "baseline_tflops": None, "ratio": None,
+                     "python_wall_ms": py_ms, "cpp_wall_ms": cpp_ms, "python_over_cpp": py_ms / cpp_ms,
                      "config": tilekit.last_config()})
         del a, b, c
     for r in rows:
@@ -158,12 +183,12 @@ def run_dtype(lib, dtype, shapes, args):
 def print_table(lib, dtype, rows):
     print(f"\nmatmul {dtype}: tilekit.gemm vs {lib.name} (median ms; ratio = baseline time / tilekit time)")
     print(f"{'M':>6} {'N':>6} {'K':>6} {'tilekit ms':>11} {'TFLOP/s':>8} {'baseline ms':>12} {'TFLOP/s':>8} "
-          f"{'ratio':>6}  config")
+          f"{'ratio':>6} {'py/C++':>7}  config")
     for r in rows:
         base = f"{r['baseline_ms']:12.4f} {r['baseline_tflops']:8.3f} {r['ratio']:6.2f}" if r["baseline_ms"] else \
             f"{'-':>12} {'-':>8} {'-':>6}"
-        print(f"{r['M']:>6} {r['N']:>6} {r['K']:>6} {r['tilekit_ms']:11.4f} {r['tilekit_tflops']:8.3f} {base}  "
-              f"{r['config']}")
+        print(f"{r['M']:>6} {r['N']:>6} {r['K']:>6} {r['tilekit_ms']:11.4f} {r['tilekit_tflops']:8.3f} {base} "
+              f"{r['python_over_cpp']:7.3f}  {r['config']}")
 
 
 def plot(lib, dtype, rows, out_dir):
@@ -253,6 +278,11 @@ def main():
         if png:
             print(f"plot: {png}")
         results["rows"] += rows
+    big = [r for r in results["rows"] if r["M"] * r["N"] * r["K"] >= 1024 ** 3]
+    if big:
+        worst = max(big, key=lambda r: r["python_over_cpp"])
+        print(f"\nPython / C++ time per call at the {len(big)} problems of 1024^3 FLOP and up: at most "
+              f"{worst['python_over_cpp']:.3f} ({worst['dtype']} {worst['M']}x{worst['N']}x{worst['K']})")
     ov = overhead(lib, args)
     results["overhead"] = ov
     print(f"\nhost overhead per call, f32 {ov['shape']}, best of 5 x {ov['calls']} calls: "

@@ -509,6 +509,68 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
 }
 
+/// The warp-specialised tiles that split K (tilekit::tile_splits_k), with 2, 3 and 16 splits.
+template <class TIn, class TOut>
+std::vector<MatmulConfig> ws_split_k_configs() {
+  std::vector<MatmulConfig> out;
+  for (const MatmulConfig& tile : runnable_ws_tiles<TIn, TOut>()) {
+    if (!tilekit::tile_splits_k(tile)) continue;
+    for (int s : {2, 3, 16}) {
+      MatmulConfig c = tile;
+      c.k_splits = s;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise) {
+  // Split K on the wide warp-specialised tiles: each split's work items store f32 partial sums, a
+  // second kernel adds them in split order and applies the epilogue. K = 1000 (16 steps of 64: 3
+  // splits of 6, 6 and 4 steps; a ragged last step) and K = 130 (3 steps: 16 splits become 3), every
+  // storage order, odd pitches (packed operands), beta 0 over NaN and 0.5, a bias with each
+  // activation, grids capped to 3 teams (several work items a team); the same run twice gives the
+  // same bits.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs (TF32: MatmulTf32)";
+  const std::vector<MatmulConfig> cfgs = ws_split_k_configs<TIn, TOut>();
+  if (cfgs.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
+  int n = 0;
+  for (const MatmulConfig& cfg : cfgs) {
+    for (int i = 0; i < 6; ++i, ++n) {
+      Case c;
+      c.M = 200, c.N = 264, c.K = n % 2 ? 1000 : 130;
+      c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+      if (n % 5 == 4) c.pad_a = c.pad_b = c.pad_c = 1;
+      c.beta = n % 3 == 0 ? 0.0 : 0.5;
+      c.nan_in_c = c.beta == 0.0;
+      c.alpha = n % 4 == 1 ? -2.0 : 1.0;
+      c.ep.bias = n % 2 == 0;
+      c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
+               : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
+      c.cfg = cfg;
+      c.launch.ws_team_cap = n % 3 == 1 ? 3 : 0;
+      const std::string kernel = this->expect_matches(c).kernel;
+      EXPECT_NE(kernel.find("split K x"), std::string::npos) << c.describe() << ": " << kernel;
+    }
+  }
+  const int64_t M = 200, N = 264, K = 1000;
+  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, 13);
+  fill_random(B.data(), K * N, 14);
+  for (const MatmulConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name());
+    matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
+    matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+  }
+}
+
 // --- split K (MatmulConfig::k_splits): f32 SIMT tiles on CUDA ----------------------------------------
 
 /// Every menu tile that splits K, with each split count of the tuning space and two more (3: splits
@@ -757,6 +819,32 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
       expect_tf32_matches(c);
     }
   }
+}
+
+TEST(MatmulTf32, WarpSpecialisedTf32TilesSplitK) {
+  // Split K on the TF32 warp-specialised tiles (32-deep steps): K = 1000 (32 steps, 3 splits of 11,
+  // 11 and 10; ragged last step) and K = 70 (3 steps, 16 splits become 3), operands packed K-major
+  // where they are not, beta, a bias with an activation.
+  int n = 0;
+  for (MatmulConfig cfg : tf32_tile_configs()) {
+    if (!cfg.ws || !tilekit::tile_splits_k(cfg)) continue;
+    for (int s : {3, 16}) {
+      for (int i = 0; i < 4; ++i, ++n) {
+        cfg.k_splits = s;
+        Case c;
+        c.M = 200, c.N = 264, c.K = n % 2 ? 1000 : 70;
+        c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+        c.beta = n % 3 == 0 ? 0.0 : 0.5;
+        c.nan_in_c = c.beta == 0.0;
+        c.ep.bias = n % 2 == 0;
+        c.ep.act = n % 4 == 0 ? Activation::gelu : Activation::none;
+        c.cfg = cfg;
+        const std::string kernel = expect_tf32_matches(c).kernel;
+        EXPECT_NE(kernel.find("split K x"), std::string::npos) << c.describe() << ": " << kernel;
+      }
+    }
+  }
+  if (n == 0) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (sm_90a code on a compute 9.0 GPU)";
 }
 
 TEST(MatmulTf32, WarpSpecialisedTf32TilePacksARepeatedRowOrColumn) {

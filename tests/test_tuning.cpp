@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <array>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -713,6 +714,21 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   const auto ranked = rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32,
                                       512, 768, 65536, h100);
   EXPECT_GT(ranked.front().config.k_splits, 1) << ranked.front().config.name();
+  // ... and on the wide warp-specialised tiles (f16, TF32), where their tiles leave most SMs idle
+  // (512x768: 12 tiles of 128x256), but not where the tiles fill the GPU or K is short.
+  for (Math m : {Math::ieee, Math::tf32}) {
+    const DType t = m == Math::tf32 ? DType::f32 : DType::f16;
+    const MatmulConfig deep = rank_gpu_matmul(gpu_model_candidates(t, m, true, 90), t, t, 512, 768, 65536, h100)
+                                  .front()
+                                  .config;
+    EXPECT_TRUE(deep.ws && deep.k_splits > 1) << deep.name();
+    for (const auto& s : {std::array<int64_t, 3>{4096, 4096, 4096}, {8192, 8192, 1024}, {1000, 1000, 1000}})
+      EXPECT_EQ(rank_gpu_matmul(gpu_model_candidates(t, m, true, 90), t, t, s[0], s[1], s[2], h100)
+                    .front()
+                    .config.k_splits,
+                1)
+          << s[0] << "x" << s[1] << "x" << s[2];
+  }
   // Without sm_90a code, the mma.sync tiles; every type with tensor cores has candidates.
   EXPECT_EQ(model_pick(DType::f16, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32");
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8})

@@ -28,6 +28,11 @@ constexpr double kPrologueSteps = 2.0;
 // 0.7: of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4 prologue steps), the one whose picks came within 5% of
 // the best tile at the most zoo shapes, f16 and f32 together (perf notes 45).
 constexpr double kPartialGroupExponent = 0.7;
+// Split K on the warp-specialised tiles: the model tries every split count from 2 to kMaxKSplits
+// for the tiles that split (tile_splits_k: one that fills the last wave is among them, whatever the
+// SM count), and the second kernel that adds the partial sums costs a launch and its tail besides
+// its bytes, counted at the DRAM rate.
+constexpr double kSplitSumFixedSeconds = 4e-6;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
@@ -81,6 +86,25 @@ std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
   return std::vector<GpuTileModel>(a, a + N);
 }
 
+/// a, and each of its warp-specialised tiles of 128 or 256 columns once more per split count from 2
+/// to kMaxKSplits (the tiles that split K: tiles.hpp, WgmmaTileShape::split_k).
+template <std::size_t N>
+std::vector<GpuTileModel> with_ws_splits(const GpuTileModel (&a)[N]) {
+  std::vector<GpuTileModel> out = list(a);
+  for (const GpuTileModel& t : a) {
+    MatmulConfig c;
+    std::string why;
+    if (!MatmulConfig::parse(t.config, c, why)) throw std::logic_error(why);
+    if (!c.ws || c.bn < 128) continue;
+    for (int s = 2; s <= kMaxKSplits; ++s) {
+      GpuTileModel split = t;
+      split.k_splits = s;
+      out.push_back(split);
+    }
+  }
+  return out;
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Team scratch of a tile for an input type (with its default output type: the operands' stages
@@ -100,10 +124,10 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
   if (compute_capability < 80) return in == DType::f32 && math == Math::ieee ? list(kSimtF32) : std::vector<GpuTileModel>{};
   switch (in) {
     case DType::f16:
-    case DType::bf16: return wgmma ? list(kWgmmaF16) : list(kMmaF16);
+    case DType::bf16: return wgmma ? with_ws_splits(kWgmmaF16) : list(kMmaF16);
     case DType::f64: return list(kDmma);
     case DType::i8: return list(kImma);
-    case DType::f32: return math == Math::tf32 ? (wgmma ? list(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
+    case DType::f32: return math == Math::tf32 ? (wgmma ? with_ws_splits(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
     default: return {};
   }
 }
@@ -136,6 +160,10 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
       r.seconds +=
           (double(k_steps) + kPrologueSteps) * step * std::pow(double(rest) / t.teams_per_sm, kPartialGroupExponent) +
           store;
+    // The warp-specialised tiles' split K ends with a kernel that reads every partial C and writes C.
+    if (splits > 1 && c.ws)
+      r.seconds += kSplitSumFixedSeconds + double(M) * double(N) *
+                                               (4.0 * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
     r.waves = double(tiles) / (sms * t.teams_per_sm);
     r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps", tiles, splits > 1 ? fmt::format(" (K split {})", splits) : "",
                          r.waves, k_steps);

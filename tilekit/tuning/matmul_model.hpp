@@ -21,7 +21,7 @@ struct GpuTileModel {
   const char* config;     ///< the menu config (tilekit/kernels/matmul/tiles.hpp)
   int teams_per_sm;       ///< teams one SM holds at once (registers, scratch, launch bounds)
   double efficiency;      ///< steady-state fraction of the type's peak with every SM full
-  int k_splits = 1;       ///< SIMT split-K: teams per tile of C, each a 1/k_splits share of K
+  int k_splits = 1;       ///< split K: teams (work items) per tile of C, each a 1/k_splits share of K
 };
 
 /// The GPU the model predicts for.

@@ -36,11 +36,12 @@ void expand_space(TileList<Tiles...>, DType in, Math math, std::vector<MatmulCon
     if (!tile_supports(c, in, math)) return;
     if (splits_k && is_cuda_space<ES>()) {
       // Split K: 2, 4, 8 teams per tile, in the grouped order and team shape the SIMT tiles win with
-      // (a K split multiplies the teams of shapes whose tiles are too few; group_m matters less there).
+      // (a K split multiplies the teams of shapes whose tiles are too few; group_m matters less
+      // there); tensor-core tiles as one warp per team member, as below.
       MatmulConfig s = c;
       s.group_m = 8;
-      s.vector_length = 1;
-      s.team_size = micro_tiles;
+      s.vector_length = c.mma ? 32 : 1;
+      s.team_size = micro_tiles / s.vector_length;
       for (int k : {2, 4, 8}) {
         s.k_splits = k;
         out.push_back(s);

@@ -27,9 +27,10 @@ struct MatmulConfig {
   int thin_cols = 0;      ///< thin: columns of the long side of C per team
   int thin_kgroups = 1;   ///< thin: threads that split K for each column (reduced in a fixed order)
   /// Split K: teams per tile of C, each over a contiguous run of K steps; their partial sums meet in
-  /// a device workspace and the last team of a tile adds them in split order (deterministic) and
-  /// runs the epilogue. 1 = no split. Run-time, for the SIMT tiles that run several teams per SM (on
-  /// CUDA): shapes whose tiles leave SMs idle (512^3, 1024^3 on the H100) while K is deep.
+  /// a device workspace and are added in split order (deterministic) before the epilogue: by the
+  /// last team of a tile (the SIMT tiles that run several teams per SM) or by a second kernel (the
+  /// warp-specialised tiles of 128 or 256 columns). 1 = no split. Run-time, on CUDA: shapes whose
+  /// tiles leave SMs idle (512^3, 1024^3, 512x768x65536 on the H100) while K is deep.
   int k_splits = 1;
   int group_m = 8;        ///< tile-rows per group in the L2-friendly launch order (1 = row-major order)
   int team_size = 1;      ///< Kokkos team size (threads per team divided by vector_length)

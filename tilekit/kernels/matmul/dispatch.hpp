@@ -141,6 +141,15 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
         detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
       } else {
         if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90) {
+          if constexpr (TileSplitsK<Tile>::value) {  // partial sums per split, then their sum and the epilogue
+            const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
+            if (plan.splits > 1) {
+              report.kernel += ", split K x" + std::to_string(plan.splits);
+              detail::launch_wgmma_ws_split_k<Tile>(p, cfg, plan.splits, plan.k_per_split, label, space, options,
+                                                    report);
+              return;
+            }
+          }
           detail::launch_wgmma_ws(f, cfg, label, space, options, report);  // a persistent grid; TMA descriptors first
         } else {
           if constexpr (TileSplitsK<Tile>::value) {

@@ -133,6 +133,9 @@ struct WgmmaTileShape {
   static constexpr bool ws = WS_;
   static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
   static constexpr bool tf32 = TF32_;
+  /// May split K (MatmulConfig::k_splits): the warp-specialised tiles of 128 or 256 columns, whose
+  /// partial sums a second kernel adds (launch_wgmma_ws_split_k), for deep K over few tiles of C.
+  static constexpr bool split_k = WS_ && BN_ >= 128;
   static constexpr bool runs(DType in) { return TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16; }
   static constexpr int warps = (BM / 64 + (WS_ ? 1 : 0)) * 4;
   static constexpr int threads = warps * 32;
@@ -425,7 +428,8 @@ using MatmulTiles =
 /// Math::tf32, the opt-in). Tiles of different types may share a name: the input type picks.
 bool tile_supports(const MatmulConfig& c, DType input, Math math = Math::ieee);
 
-/// Whether a tile of the menu may split K across teams (only SIMT tiles with split_k = true).
+/// Whether a tile of the menu may split K across teams (the tiles with split_k = true: SIMT tiles
+/// that run several teams per SM, and the wide warp-specialised tiles).
 template <class Tile, class = void>
 struct TileSplitsK : std::false_type {};
 template <class Tile>

@@ -163,7 +163,11 @@ __device__ inline void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 /// instantiates one kernel per activation, with_ws_activation), or kActivationAtRunTime (one kernel
 /// with every activation's epilogue behind a switch). CLUSTER: 1, or 2 for two-team clusters that share
 /// B through TMA multicast (WsMulticast; launch_wgmma_ws sets the kernel's cluster size).
-template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime, int CLUSTER = 1>
+/// SPLIT_K: the kernel of launch_wgmma_ws_split_k (k_splits work items per tile of C, each storing
+/// its partial sums), compiled apart so that the other kernels keep their K loop and epilogue as they
+/// are.
+template <class ExecSpace, class Tile, class TIn, class TOut, int ACT = kActivationAtRunTime, int CLUSTER = 1,
+          bool SPLIT_K = false>
 struct Sm90WgmmaWsMatmul {
   using compute = float;
   using policy_type = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Tile::threads, Tile::MIN_TEAMS>>;
@@ -182,7 +186,8 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int kCluster = CLUSTER;
   // Which tiles could run as clusters: the 128x256 f16/bf16 tile only (one kernel more per type pair
   // and activation; the smaller tiles run where K is short and the pair's lockstep costs).
-  static constexpr bool kClusterCapable = CLUSTER == 1 && Tile::BM == 128 && Tile::BN == 256 && !Tile::tf32;
+  static constexpr bool kClusterCapable = CLUSTER == 1 && !SPLIT_K && Tile::BM == 128 && Tile::BN == 256 && !Tile::tf32;
+  static constexpr bool kSplitK = SPLIT_K;
   template <int C>
   using with_cluster = Sm90WgmmaWsMatmul<ExecSpace, Tile, TIn, TOut, ACT, C>;
   // Steps the producer keeps in flight before publishing the oldest: at most STAGES - 2, since the
@@ -212,6 +217,8 @@ struct Sm90WgmmaWsMatmul {
                 "stage buffers on swizzle atoms");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kTf32 && BN % 128 == 0),
                 "clusters of 2 teams, f16/bf16, each team multicasting whole 64-column blocks of B");
+  static_assert(!SPLIT_K || (CLUSTER == 1 && std::is_same<TOut, float>::value && ACT == int(Activation::none)),
+                "split K: one team a tile, partial sums in f32, the epilogue in the reduction");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
@@ -235,10 +242,34 @@ struct Sm90WgmmaWsMatmul {
   int* drift_count = nullptr;
   int drift_chunk_steps = 0, drift_slack_chunks = 0, drift_teams = 0, drift_chunks = 0;
   int64_t drift_wait_limit_ns = 0;
+  /// Split K (SPLIT_K; launch_wgmma_ws_split_k: TOut = float, no epilogue): k_splits work items
+  /// per tile of C, work item t the tile t % tiles over K values [s * k_per_split, (s + 1) *
+  /// k_per_split) with s = t / tiles (k_per_split a multiple of BK), its sums stored as they are
+  /// into C shifted by s * c_split_stride elements (one partial C per split). 1: no split.
+  int k_splits = 1;
+  int64_t k_per_split = 0;
+  int64_t c_split_stride = 0;
 
 #if defined(TILEKIT_SM90A_DEVICE)
-  /// The tiles (CLUSTER = 1) or pairs of tiles (CLUSTER = 2) the teams share out.
-  __device__ int work_items() const { return CLUSTER == 2 ? tiles_m / 2 * tiles_n : tiles_m * tiles_n; }
+  /// The tiles (CLUSTER = 1) or pairs of tiles (CLUSTER = 2) of C.
+  __device__ int tiles_of_c() const { return CLUSTER == 2 ? tiles_m / 2 * tiles_n : tiles_m * tiles_n; }
+  /// The work items the teams share out: every tile (pair) once per K split.
+  __device__ int work_items() const { return SPLIT_K ? tiles_of_c() * k_splits : tiles_of_c(); }
+
+  /// Work item t's K range (first K value and K steps) and its split (0 without split K); its tile
+  /// is tile_origin(t % tiles_of_c()).
+  __device__ void work_k_range(int t, int& split, int64_t& k_begin, int64_t& ktiles) const {
+    if constexpr (SPLIT_K) {
+      split = t / tiles_of_c();
+      k_begin = int64_t(split) * k_per_split;
+      const int64_t k_len = p.K - k_begin < k_per_split ? p.K - k_begin : k_per_split;
+      ktiles = (k_len + BK - 1) / BK;
+    } else {
+      split = 0;
+      k_begin = 0;
+      ktiles = (p.K + BK - 1) / BK;
+    }
+  }
 
   /// The first row and column of this team's tile of work item t: tile t in grouped order, or with
   /// clusters this team's tile of pair t, the pairs in grouped order (group_m / 2 pair rows a group,
@@ -275,7 +306,6 @@ struct Sm90WgmmaWsMatmul {
   /// write the last one's C.
   template <bool A_K, bool B_N>
   __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
-    const int64_t ktiles = (p.K + BK - 1) / BK;
     const int tiles = work_items();
     const bool tma = kTf32 || tma_a != nullptr;  // TF32: always TMA (the launch packs what it cannot load)
     if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
@@ -289,8 +319,10 @@ struct Sm90WgmmaWsMatmul {
     int chunk = 0, chunk_pos = 0;
     const int rank = CLUSTER == 2 ? int(cluster_cta_rank()) : 0;
     for (int t = first; t < tiles; t += stride) {
-      int64_t m0, n0;
-      tile_origin(t, m0, n0);
+      int64_t m0, n0, k_begin, ktiles;
+      int split;
+      work_k_range(t, split, k_begin, ktiles);
+      tile_origin(SPLIT_K ? t % tiles_of_c() : t, m0, n0);
       for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
         if (drift) {
           if (chunk_pos == 0) {
@@ -307,7 +339,7 @@ struct Sm90WgmmaWsMatmul {
         uint16_t* Bs = As + kAUnits;
         if (tma) {
           mbarrier_arrive_expect_tx(&full[s], uint32_t(kStageElems * kElemBytes));  // boxes past the edge count too
-          const int k0 = int(kt * BK);
+          const int k0 = int(k_begin + kt * BK);
           if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
             tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
           else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
@@ -330,7 +362,7 @@ struct Sm90WgmmaWsMatmul {
         }
         if constexpr (!kTf32 && CLUSTER == 1) {  // (clusters are launched with TMA loads only)
           // cp.async: every producer thread copies its chunks of the step
-          stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, kt * BK, a_chunked,
+          stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, k_begin + kt * BK, a_chunked,
                                                                     b_chunked, tid);
           cp_async_commit();
           if (step >= kLag) {  // this thread's copies of step - kLag have landed: publish them
@@ -363,9 +395,8 @@ struct Sm90WgmmaWsMatmul {
   }
 
   template <bool A_K, bool B_N>
-  __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t& step,
-                          float (&acc)[BN / 2]) const {
-    const int64_t ktiles = (p.K + BK - 1) / BK;
+  __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t ktiles,
+                          int64_t& step, float (&acc)[BN / 2]) const {
     for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
       const int s = int(step % STAGES);
       mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
@@ -433,8 +464,10 @@ struct Sm90WgmmaWsMatmul {
       int64_t step = 0;
       int parity = 0;  // which of the consumer's two bias copies this tile takes
       for (int t = first; t < work_items(); t += stride, parity ^= 1) {
-        int64_t m0, n0;
-        tile_origin(t, m0, n0);
+        int64_t m0, n0, k_begin, ktiles;
+        int split;
+        work_k_range(t, split, k_begin, ktiles);
+        tile_origin(SPLIT_K ? t % tiles_of_c() : t, m0, n0);
         // The tile's bias, staged once per consumer warpgroup in shared memory: read from global
         // memory in the epilogue itself, its loads (an L2 latency each, in a row per thread) cost
         // microseconds a tile. Copied before the main loop, whose first wait for the producer
@@ -455,15 +488,21 @@ struct Sm90WgmmaWsMatmul {
         float acc[BN / 2];
         load_wgmma_bias<BN>(acc, bias_in_acc ? tile_bias : nullptr, inv_alpha, tid % 128);
         if constexpr (kTf32)
-          consume<true, false>(smem, full, empty, c, step, acc);
+          consume<true, false>(smem, full, empty, c, ktiles, step, acc);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
-            consume<a_k.value, b_n.value>(smem, full, empty, c, step, acc);
+            consume<a_k.value, b_n.value>(smem, full, empty, c, ktiles, step, acc);
           });
         const bool staged_bias = p.bias && !bias_in_acc;
         if (staged_bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
-        store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
-                                          bias_in_acc);
+        if constexpr (SPLIT_K) {  // this split's partial C: the problem's C shifted by whole partial matrices
+          MatmulProblem<TIn, TOut> pc = p;
+          pc.c.data += int64_t(split) * c_split_stride;
+          store_wgmma_accumulators<BN, ACT>(pc, acc, m0 + c * 64, n0, tid % 128, nullptr, false);
+        } else {
+          store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
+                                            bias_in_acc);
+        }
       }
       if constexpr (CLUSTER == 2) cluster_sync_all();  // as the producer's
 #else
@@ -660,8 +699,10 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
   report.ws_loads = why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why;
+  // (not with split K: its partial sums hold the workspace the counters come from, and its work
+  // items are few and deep)
   const std::size_t drift_bytes =
-      why.empty() ? bound_ws_drift(f, league, f.tiles_m * f.tiles_n, stream, options, report) : 0;
+      why.empty() && !F::kSplitK ? bound_ws_drift(f, league, f.tiles_m * f.tiles_n, stream, options, report) : 0;
   Kokkos::parallel_for(label, policy, f);
   release_tensor_map_slot(slot, stream);
   if (drift_bytes > 0) {  // the counters back to zero for the workspace's next user
@@ -697,7 +738,7 @@ template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space, const MatmulLaunchOptions& options,
                      MatmulLaunchReport& report) {
-  const int tiles = f.tiles_m * f.tiles_n;
+  const int tiles = f.tiles_m * f.tiles_n * (F::kSplitK ? f.k_splits : 1);  // work items
   int league = tiles;
   if (!options.ws_one_team_per_tile) {
     const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
@@ -821,6 +862,78 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   }
 #endif
   run_wgmma_ws(f, league, cfg, label, space, maps, why, packed, options, report);
+}
+
+/// The second pass of split K on the warp-specialised tiles: C(i, j) = the epilogue of the sum of
+/// the partial sums at (i, j), added in split order (the same bits whichever team finished first),
+/// then alpha, beta, the bias and the activation as every kernel applies them (store_c_element).
+/// The partial matrices have C's storage order (column-major where C is: both sides coalesced),
+/// `stride` elements apart; one thread an element of C.
+template <class TIn, class TOut>
+struct WsSplitKSum {
+  MatmulProblem<TIn, TOut> p;
+  const float* partials = nullptr;
+  int splits = 1;
+  int64_t stride = 0;
+  bool col_major = false;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int64_t e) const {
+    const int64_t i = col_major ? e % p.M : e / p.N, j = col_major ? e / p.M : e % p.N;
+    const float* part = partials + e;
+    float sum = part[0];
+    for (int s = 1; s < splits; ++s) sum += part[s * stride];
+    store_c_element(p, i, j, typename TypeTraits<TIn>::compute(sum));
+  }
+};
+
+/// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 47): where the tiles of C
+/// are too few to fill the GPU and K is deep, `splits` work items per tile, each over k_per_split
+/// values of K (whole K steps), store their sums in f32 into one partial C per split (the split-K
+/// workspace), and a second kernel adds them in split order and applies the epilogue. The partial
+/// kernel is the same persistent kernel (SPLIT_K: no bias, no activation, f32 out), so its loads
+/// (TMA, packing where TMA cannot describe an operand) are those of launch_wgmma_ws. Deterministic:
+/// the same inputs and config give the same bits.
+template <class Tile, class TIn, class TOut>
+void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, int splits,
+                             int64_t k_per_split, const std::string& label, const Kokkos::DefaultExecutionSpace& space,
+                             const MatmulLaunchOptions& options, MatmulLaunchReport& report) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  using F = Sm90WgmmaWsMatmul<ES, Tile, TIn, float, int(Activation::none), 1, true>;
+  const bool col_major = p.c.rs == 1 && p.c.cs != 1;
+  // Each partial C starts on a 256-byte boundary (the epilogue's vector stores stay aligned).
+  const int64_t stride = (p.M * p.N + 63) / 64 * 64;
+  F f;
+  f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
+  f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
+  f.group_m = cfg.group_m;
+  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
+  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
+  f.vector_length = cfg.vector_length;
+  f.k_splits = splits;
+  f.k_per_split = k_per_split;
+  f.c_split_stride = stride;
+#if defined(KOKKOS_ENABLE_CUDA)
+  void* stream = space.cuda_stream();
+#else
+  void* stream = nullptr;
+#endif
+  int* counters = nullptr;
+  void* partials = nullptr;
+  const std::string why =
+      acquire_split_k_workspace(0, std::size_t(splits) * std::size_t(stride) * sizeof(float), stream, counters, partials);
+  if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
+  float* const part = static_cast<float*>(partials);
+  f.p.c = col_major ? StridedMatrix<float>{part, p.M, p.N, 1, p.M} : StridedMatrix<float>{part, p.M, p.N, p.N, 1};
+  launch_wgmma_ws(f, cfg, label, space, options, report);
+  WsSplitKSum<TIn, TOut> sum;
+  sum.p = p;
+  sum.partials = part;
+  sum.splits = splits;
+  sum.stride = stride;
+  sum.col_major = col_major;
+  Kokkos::parallel_for(label + "_split_k_sum",
+                       Kokkos::RangePolicy<ES, Kokkos::IndexType<int64_t>>(space, 0, p.M * p.N), sum);
+  release_split_k_workspace(stream);
 }
 
 }  // namespace detail
