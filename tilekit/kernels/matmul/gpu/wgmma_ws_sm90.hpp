@@ -886,7 +886,7 @@ struct WsSplitKSum {
   }
 };
 
-/// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 47): where the tiles of C
+/// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 48): where the tiles of C
 /// are too few to fill the GPU and K is deep, `splits` work items per tile, each over k_per_split
 /// values of K (whole K steps), store their sums in f32 into one partial C per split (the split-K
 /// workspace), and a second kernel adds them in split order and applies the epilogue. The partial
