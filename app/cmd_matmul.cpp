@@ -221,7 +221,7 @@ int run_typed(const MatmulOpts& o) {
                         {"alpha", o.alpha}, {"beta", o.beta}, {"epilogue", ep.name()},
                         {"math", math_name(math)}, {"reps", o.reps},
                         {"median_s", median}, {"times_s", times}, {"tflops", tflops},
-                        {"kernel", launched.kernel}};
+                        {"kernel", launched.kernel}, {"packed", launched.packed}};
     if (peak.flops > 0)
       j["peak"] = {{"tflops", peak.flops * 1e-12}, {"fraction", tflops * 1e12 / peak.flops}, {"basis", peak.basis}};
     if (cfg.ws)
@@ -238,6 +238,7 @@ int run_typed(const MatmulOpts& o) {
     fmt::print("config    {} ({})\n", cfg.name(), config_source);
     fmt::print("operands  A {}, B {}, C {}; alpha={} beta={} epilogue={}\n", op_desc(o.layout_a, o.trans_a, o.lda),
                op_desc(o.layout_b, o.trans_b, o.ldb), op_desc(o.layout_c, false, o.ldc), o.alpha, o.beta, ep.name());
+    if (!launched.packed.empty()) fmt::print("packed    {} (for vector loads)\n", launched.packed);
     if (cfg.ws) {  // how the warp-specialised kernel ran (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp)
       fmt::print("ws        loads {}; drift bound {}{}\n", launched.ws_loads,
                  launched.ws_drift_bound.empty() ? "off" : launched.ws_drift_bound,

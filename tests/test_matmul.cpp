@@ -571,6 +571,41 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise
   }
 }
 
+// --- operands packed for vector loads (gpu/pack.hpp): cp.async tensor-core and warp-tiled SIMT tiles -
+
+/// Runs c (the backend's default tile for TIn) and expects it to match and to have packed `packed`
+/// ("" nothing) on CUDA, nothing elsewhere.
+template <class TIn, class TOut>
+void expect_packed(const Case& c, const std::string& packed) {
+  SCOPED_TRACE(c.describe());
+  const Outcome o = run_case<TIn, TOut>(c);
+  EXPECT_LE(o.err, o.tol) << "relative error " << o.err << " over tolerance " << o.tol;
+  EXPECT_EQ(o.padding_changed, 0) << "the run wrote outside C";
+  EXPECT_EQ(o.launched.packed, backend_name() == std::string("cuda") ? packed : "") << o.launched.kernel;
+}
+
+TEST(MatmulPacking, OperandsTheKernelWouldLoadElementByElementArePackedKMajor) {
+  // f64 on DMMA (16-byte vectors of 2): K = 333 gives row-major A an odd pitch and no K-major row of
+  // whole vectors, so both operands are packed with K padded by a zero; K = 334 with even M and N
+  // needs nothing; an odd pitch of B alone packs B alone. i8 on IMMA (vectors of 16): K = 1000 pads
+  // to 1008. f32 on the warp-tiled SIMT tile: an odd pitch packs that operand, K is never padded.
+  Case c;
+  c.M = 130, c.N = 70, c.K = 333, c.beta = 0.5, c.ep.bias = true, c.ep.act = Activation::gelu;
+  expect_packed<double, double>(c, "a, b K-major, K padded 333 -> 334");
+  c.K = 334;
+  expect_packed<double, double>(c, "");
+  c.a_col = c.b_col = c.c_col = true;
+  expect_packed<double, double>(c, "");
+  c.pad_b = 1;
+  expect_packed<double, double>(c, "b K-major");
+  Case i;
+  i.M = 96, i.N = 80, i.K = 1000, i.b_col = true;
+  expect_packed<int8_t, int32_t>(i, "a, b K-major, K padded 1000 -> 1008");
+  Case f;
+  f.M = 200, f.N = 192, f.K = 333, f.pad_a = 1;
+  expect_packed<float, float>(f, "a K-major");
+}
+
 // --- split K (MatmulConfig::k_splits): f32 SIMT tiles on CUDA ----------------------------------------
 
 /// Every menu tile that splits K, with each split count of the tuning space and two more (3: splits

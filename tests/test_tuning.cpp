@@ -1,4 +1,5 @@
 // The tuning layer: search strategies, pruning, verification, the cache and the auto fallback chain.
+#include "tilekit/kernels/core/device.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/tuning/cache.hpp"
 #include "tilekit/kernels/matmul/tiles.hpp"
@@ -733,6 +734,27 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   EXPECT_EQ(model_pick(DType::f16, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32");
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8})
     EXPECT_FALSE(gpu_model_candidates(t, Math::ieee, true, 90).empty()) << dtype_name(t);
+}
+
+TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
+  // 64x11008x4096 f16 reads 90 MB of B whatever the split: splitting K only adds partial sums.
+  GpuModelDevice h100;
+  const auto skinny = rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16,
+                                      64, 11008, 4096, h100);
+  EXPECT_EQ(skinny.front().config.k_splits, 1) << skinny.front().config.name();
+  EXPECT_GE(skinny.front().seconds, 2.0 * (64.0 * 4096 + 4096.0 * 11008) / h100.store_bytes_per_s);
+  // f16/bf16 with 12-16 rows on the warp-specialised tiles ask the model, fewer rows and other types
+  // keep the thin kernel; the model then ranks the tiles as for any product.
+  const bool ws = warpgroup_mma_available();
+  EXPECT_EQ(model_ranks_thin_shape(DType::f16, 16, 12288), ws);
+  EXPECT_EQ(model_ranks_thin_shape(DType::bf16, 4096, 12), ws);
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 8, 4096));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, 16, 4096));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f64, 16, 4096));
+  EXPECT_TRUE(rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16, 16,
+                              12288, 4096, h100)
+                  .front()
+                  .config.ws);
 }
 
 TEST(MatmulModel, PredictsMoreTimeForMoreWorkAndRanksEveryCandidate) {

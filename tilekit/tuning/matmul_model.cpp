@@ -33,6 +33,14 @@ constexpr double kPartialGroupExponent = 0.7;
 // SM count), and the second kernel that adds the partial sums costs a launch and its tail besides
 // its bytes, counted at the DRAM rate.
 constexpr double kSplitSumFixedSeconds = 4e-6;
+// The tiles' own time and the DRAM time of the operands overlap, not perfectly: a tenth of the
+// smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
+constexpr double kDramOverlapLoss = 0.1;
+// Products with a thin side (M or N up to kThinMaxRows) go to the thin kernel, except f16/bf16 with
+// at least this many rows where the warp-specialised tiles run: there a 64-row tile, three quarters
+// of it padding at 16 rows, still ran 2.2x the thin kernel's rate (16x12288x4096 on an H200: 29
+// against 13 TFLOP/s; perf notes 45, 48).
+constexpr int64_t kModelThinMinRows = 12;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
@@ -134,7 +142,6 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
 
 std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
                                           int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev) {
-  (void)in;
   std::vector<RankedConfig> ranked;
   const double sms = std::max(dev.sms, 1);
   // Relative units where the peak is unknown: the ranking is the same.
@@ -160,8 +167,16 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
       r.seconds +=
           (double(k_steps) + kPrologueSteps) * step * std::pow(double(rest) / t.teams_per_sm, kPartialGroupExponent) +
           store;
+    // No faster than DRAM delivers the operands once and takes C (or the partial sums) back: where
+    // few rows or columns meet a long side (64x11008x4096), the tiles' own time underestimates it
+    // and a K split only adds the partial sums' traffic (perf notes 48).
+    const bool sum_pass = splits > 1 && c.ws;
+    const double dram_bytes = double(dtype_size(in)) * (double(M) * K + double(K) * N) +
+                              double(M) * N * (sum_pass ? 4.0 * splits : double(dtype_size(out)));
+    const double dram = dram_bytes / dev.store_bytes_per_s;
+    r.seconds = std::max(r.seconds, dram) + kDramOverlapLoss * std::min(r.seconds, dram);
     // The warp-specialised tiles' split K ends with a kernel that reads every partial C and writes C.
-    if (splits > 1 && c.ws)
+    if (sum_pass)
       r.seconds += kSplitSumFixedSeconds + double(M) * double(N) *
                                                (4.0 * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
     r.waves = double(tiles) / (sms * t.teams_per_sm);
@@ -202,6 +217,11 @@ std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, i
     out_list.push_back(std::move(r));
   }
   return out_list;
+}
+
+bool model_ranks_thin_shape(DType in, int64_t M, int64_t N) {
+  return (in == DType::f16 || in == DType::bf16) && warpgroup_mma_available() && std::max(M, N) <= int64_t(INT32_MAX) &&
+         std::min(M, N) >= kModelThinMinRows;
 }
 
 MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why) {

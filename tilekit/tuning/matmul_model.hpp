@@ -53,6 +53,10 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
 std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
                                                int* sms = nullptr);
 
+/// Whether `auto` asks the model rather than taking the thin kernel for a product with a thin side
+/// (M or N up to kThinMaxRows): f16/bf16 on the warp-specialised tiles with enough rows.
+bool model_ranks_thin_shape(DType in, int64_t M, int64_t N);
+
 /// The model's pick for this build's GPU: the first of model_ranked_configs (the shape default where
 /// the type has no candidate). `why` (if given) says what was ranked and the runners-up.
 MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,

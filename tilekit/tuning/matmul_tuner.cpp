@@ -641,9 +641,13 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   // The family of the key first; for an epilogue with no usable entry, then the same types and
   // layouts without one (the sweeps time plain products; an epilogue changes the time of the store
   // of C, not which tile shape fits the problem), before the backend default.
-  // On CUDA a tile product takes only an exact entry; elsewhere the model ranks the menu
-  // (matmul_model.hpp), which carries to shapes nobody tuned where a neighbour's tile does not.
-  const bool modelled = backend_name() == std::string("cuda") && !is_thin_shape(key.shape[0], key.shape[1]);
+  // On CUDA a tile product (and an f16/bf16 product with a thin side of enough rows for the
+  // warp-specialised tiles: model_ranks_thin_shape) takes only an exact entry; elsewhere the model
+  // ranks the menu (matmul_model.hpp), which carries to shapes nobody tuned where a neighbour's tile
+  // does not.
+  const bool modelled = backend_name() == std::string("cuda") &&
+                        (!is_thin_shape(key.shape[0], key.shape[1]) ||
+                         model_ranks_thin_shape(in, key.shape[0], key.shape[1]));
   auto from_family = [&](const TuneKey& k, const char* note) {
     for (const TuneEntry& e : tuned.by_distance(k, same_class)) {
       if (modelled && e.key.shape != key.shape) break;  // nearest first: no exact entry

@@ -47,6 +47,10 @@ struct DeviceWorkspace {
     static DeviceWorkspace w;
     return w;
   }
+  static DeviceWorkspace& partial_sums() {
+    static DeviceWorkspace w;
+    return w;
+  }
 
   // Locks the workspace (until release_after), makes it at least `want` bytes (a new buffer is
   // zeroed in `stream` when `zero`) and orders `stream` after its last use.
@@ -139,6 +143,23 @@ std::string acquire_split_k_workspace(std::size_t counter_bytes, std::size_t par
 #else
   (void)counter_bytes, (void)partial_bytes, (void)stream, (void)counters, (void)partials;
   return "the split-K workspace exists only on CUDA";
+#endif
+}
+
+std::string acquire_partial_sum_workspace(std::size_t bytes, void* stream, void*& device) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return DeviceWorkspace::partial_sums().acquire(bytes, false, stream, device, "split-K partial sums");
+#else
+  (void)bytes, (void)stream, (void)device;
+  return "the partial-sum workspace exists only on CUDA";
+#endif
+}
+
+void release_partial_sum_workspace(void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  DeviceWorkspace::partial_sums().release_after(stream);
+#else
+  (void)stream;
 #endif
 }
 

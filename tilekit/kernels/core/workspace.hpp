@@ -22,6 +22,12 @@ void release_pack_workspace(void* stream);
 /// why not).
 /// The warp-specialised kernel's drift bound takes its per-chunk counters from here too (no partial
 /// sums), and zeroes them again in its stream before release_split_k_workspace.
+/// The same for the partial sums of split K on the warp-specialised tiles (their own buffer: the
+/// launch holds it while it takes the packing workspace, which other launches hold while they take
+/// the split-K one, so one order of locks holds for all). "" or why not.
+std::string acquire_partial_sum_workspace(std::size_t bytes, void* stream, void*& device);
+void release_partial_sum_workspace(void* stream);
+
 std::string acquire_split_k_workspace(std::size_t counter_bytes, std::size_t partial_bytes, void* stream,
                                       int*& counters, void*& partials);
 void release_split_k_workspace(void* stream);

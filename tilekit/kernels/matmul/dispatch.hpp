@@ -12,6 +12,7 @@
 #include "tilekit/kernels/matmul/host/packed.hpp"
 #include "tilekit/kernels/matmul/gpu/mma_sm80.hpp"
 #include "tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp"
+#include "tilekit/kernels/matmul/gpu/pack.hpp"
 #include "tilekit/kernels/matmul/gpu/simt.hpp"
 #include "tilekit/kernels/matmul/gpu/simt_warp.hpp"
 #include "tilekit/kernels/matmul/gpu/wgmma_sm90.hpp"
@@ -132,9 +133,20 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
   detail::dispatch_tile<TIn>(MatmulTiles<ES>{}, cfg, [&](auto tile) {
     using Tile = decltype(tile);
     report.kernel = tile_kernel_name(Tile::kernel);
-    detail::with_functor<Tile>(p, [&](auto functor) {
+    // Operands this tile's kernel would load element by element are packed first (gpu/pack.hpp);
+    // q is the problem the kernel runs.
+    MatmulProblem<TIn, TOut> q = p;
+    detail::PackWorkspaceHold hold;
+    if constexpr (detail::packs_for_vector_loads(Tile::kernel)) {
+      report.packed = detail::pack_for_vector_loads<Tile::kernel>(q, space);
+#if defined(KOKKOS_ENABLE_CUDA)
+      hold.stream = space.cuda_stream();
+#endif
+      hold.held = !report.packed.empty();
+    }
+    detail::with_functor<Tile>(q, [&](auto functor) {
       using F = typename decltype(functor)::type;
-      const F f = detail::make_functor<TIn, TOut, Tile, F>(p, cfg);
+      const F f = detail::make_functor<TIn, TOut, Tile, F>(q, cfg);
       const std::string label = fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
                                             dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name());
       if constexpr (Tile::kernel == TileKernel::host_packed) {
@@ -142,10 +154,10 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
       } else {
         if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90) {
           if constexpr (TileSplitsK<Tile>::value) {  // partial sums per split, then their sum and the epilogue
-            const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
+            const detail::SplitKPlan plan = detail::split_k_plan(q.K, Tile::BK, cfg.k_splits);
             if (plan.splits > 1) {
               report.kernel += ", split K x" + std::to_string(plan.splits);
-              detail::launch_wgmma_ws_split_k<Tile>(p, cfg, plan.splits, plan.k_per_split, label, space, options,
+              detail::launch_wgmma_ws_split_k<Tile>(q, cfg, plan.splits, plan.k_per_split, label, space, options,
                                                     report);
               return;
             }
@@ -153,10 +165,10 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
           detail::launch_wgmma_ws(f, cfg, label, space, options, report);  // a persistent grid; TMA descriptors first
         } else {
           if constexpr (TileSplitsK<Tile>::value) {
-            const detail::SplitKPlan plan = detail::split_k_plan(p.K, Tile::BK, cfg.k_splits);
+            const detail::SplitKPlan plan = detail::split_k_plan(q.K, Tile::BK, cfg.k_splits);
             if (plan.splits > 1) {
               report.kernel += ", split K x" + std::to_string(plan.splits);
-              detail::launch_simt_split_k<Tile>(p, cfg, plan, space, label);
+              detail::launch_simt_split_k<Tile>(q, cfg, plan, space, label);
               return;
             }
           }

@@ -108,6 +108,8 @@ struct MatmulLaunchOptions {
 /// its clusters ("clusters of 2 teams, B multicast" or "off: <why>"; "" for tiles without them).
 struct MatmulLaunchReport {
   std::string kernel;
+  /// Operands packed for vector loads before the kernel (gpu/pack.hpp), e.g. "a K-major"; "" none.
+  std::string packed;
   std::string ws_loads;
   std::string ws_drift_bound;
   std::string ws_multicast;

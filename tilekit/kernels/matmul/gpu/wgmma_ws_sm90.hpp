@@ -47,6 +47,7 @@
 #pragma once
 
 #include "tilekit/kernels/core/workspace.hpp"
+#include "tilekit/kernels/matmul/gpu/pack.hpp"
 #include "tilekit/kernels/matmul/gpu/tma.hpp"
 #include "tilekit/kernels/matmul/gpu/wgmma_sm90.hpp"
 
@@ -542,68 +543,6 @@ void with_ws_activation(Activation act, G&& g) {
 #endif
 }
 
-/// Copies an R x L operand (element (i, j) at src[i * rs + j * cs]) into dst[i * pitch + j], rows
-/// contiguous along j (K), for the TF32 tile's TMA loads. One team per 64 x 64 block, through a
-/// padded block in team scratch: the reads run along the source's contiguous dimension and the
-/// writes along j, both coalesced (a transpose where the source is contiguous along i).
-template <class T>
-struct PackKMajor {
-  using policy_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>;
-  using member_type = typename policy_type::member_type;
-  // 64: with 32 x 32 blocks a column-major 4096^3 ran 313 TFLOP/s against 377 with K-major operands
-  // (~75 us to pack A: ~1.7 TB/s)
-  static constexpr int kBlock = 64;
-  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    return std::size_t(kBlock) * (kBlock + 1) * sizeof(T);
-  }
-
-  const T* src = nullptr;
-  T* dst = nullptr;
-  int64_t R = 0, L = 0, rs = 0, cs = 0, pitch = 0;
-  int64_t blocks_j = 1;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int64_t i0 = team.league_rank() / blocks_j * kBlock, j0 = team.league_rank() % blocks_j * kBlock;
-    T* block = static_cast<T*>(team.team_scratch(0).get_shmem(scratch_bytes()));
-    const bool along_i = rs == 1 && cs != 1;  // the source is contiguous along i
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
-      const int fast = e % kBlock, slow = e / kBlock;
-      const int ii = along_i ? fast : slow, jj = along_i ? slow : fast;
-      T v = convert<T>(0.0f);
-      if (i0 + ii < R && j0 + jj < L) v = src[(i0 + ii) * rs + (j0 + jj) * cs];
-      block[ii * (kBlock + 1) + jj] = v;
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
-      const int jj = e % kBlock, ii = e / kBlock;
-      if (i0 + ii < R && j0 + jj < L) dst[(i0 + ii) * pitch + j0 + jj] = block[ii * (kBlock + 1) + jj];
-    });
-  }
-};
-
-/// An operand of the TF32 tile as TMA needs it: rows of K contiguous, a 16-byte aligned base and a
-/// pitch of whole 16-byte vectors, at least K (a pitch of 0, one row repeated, is packed). True when
-/// it already is (no copy).
-template <class T>
-bool k_major_for_tma(const T* data, int64_t k_stride, int64_t row_pitch, int64_t k) {
-  return k_stride == 1 && reinterpret_cast<uintptr_t>(data) % 16 == 0 &&
-         (row_pitch * int64_t(sizeof(T))) % 16 == 0 && row_pitch >= k;
-}
-
-/// Launches PackKMajor: `rows` x `cols` of src (strides rs, cs) into dst with `pitch`.
-template <class T>
-void pack_k_major(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, T* dst, int64_t pitch,
-                  const Kokkos::DefaultExecutionSpace& space) {
-  PackKMajor<T> f;
-  f.src = src, f.dst = dst, f.R = rows, f.L = cols, f.rs = rs, f.cs = cs, f.pitch = pitch;
-  f.blocks_j = (cols + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock;
-  // (a league of up to 2^31 - 1 blocks: over 2^43 elements, beyond any GPU's memory)
-  const int64_t league = (rows + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock * f.blocks_j;
-  typename PackKMajor<T>::policy_type policy(space, int(league), 256, 1);
-  policy.set_scratch_size(0, Kokkos::PerTeam(PackKMajor<T>::scratch_bytes()));
-  Kokkos::parallel_for("tilekit::pack_k_major", policy, f);
-}
-
 /// Sets the drift-bound fields of f (a launch of `league` teams over `tiles` tiles, TMA loads) and
 /// takes its counters from the split-K workspace (zero on entry). Returns their bytes, which the
 /// caller zeroes again in `stream` behind the kernel before releasing the workspace; 0: no bound
@@ -888,8 +827,8 @@ struct WsSplitKSum {
 
 /// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 48): where the tiles of C
 /// are too few to fill the GPU and K is deep, `splits` work items per tile, each over k_per_split
-/// values of K (whole K steps), store their sums in f32 into one partial C per split (the split-K
-/// workspace), and a second kernel adds them in split order and applies the epilogue. The partial
+/// values of K (whole K steps), store their sums in f32 into one partial C per split (the
+/// partial-sum workspace), and a second kernel adds them in split order and applies the epilogue. The partial
 /// kernel is the same persistent kernel (SPLIT_K: no bias, no activation, f32 out), so its loads
 /// (TMA, packing where TMA cannot describe an operand) are those of launch_wgmma_ws. Deterministic:
 /// the same inputs and config give the same bits.
@@ -917,14 +856,18 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
 #else
   void* stream = nullptr;
 #endif
-  int* counters = nullptr;
   void* partials = nullptr;
   const std::string why =
-      acquire_split_k_workspace(0, std::size_t(splits) * std::size_t(stride) * sizeof(float), stream, counters, partials);
+      acquire_partial_sum_workspace(std::size_t(splits) * std::size_t(stride) * sizeof(float), stream, partials);
   if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
   float* const part = static_cast<float*>(partials);
   f.p.c = col_major ? StridedMatrix<float>{part, p.M, p.N, 1, p.M} : StridedMatrix<float>{part, p.M, p.N, p.N, 1};
-  launch_wgmma_ws(f, cfg, label, space, options, report);
+  try {
+    launch_wgmma_ws(f, cfg, label, space, options, report);
+  } catch (...) {
+    release_partial_sum_workspace(stream);
+    throw;
+  }
   WsSplitKSum<TIn, TOut> sum;
   sum.p = p;
   sum.partials = part;
@@ -933,7 +876,7 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   sum.col_major = col_major;
   Kokkos::parallel_for(label + "_split_k_sum",
                        Kokkos::RangePolicy<ES, Kokkos::IndexType<int64_t>>(space, 0, p.M * p.N), sum);
-  release_split_k_workspace(stream);
+  release_partial_sum_workspace(stream);
 }
 
 }  // namespace detail
