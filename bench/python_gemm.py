@@ -11,9 +11,10 @@ baseline); host builds on NumPy arrays (wall clock; numpy.matmul, i.e. its BLAS,
 Each figure is the median of --reps timed calls after --warmup untimed ones. Results: the table on
 stdout, DIR/python_gemm.json and DIR/python_gemm_<dtype>.png.
 
-Python against C++ at every shape: --reps calls of tilekit.gemm back to back, and as many calls of
-the C++ side alone (the module's entry without Python in between), each timed by the wall clock
-between two synchronisations, best of 3 each; "py/C++" is the ratio of the two times per call.
+Python against C++ at every shape: calls of tilekit.gemm back to back, and as many calls of the C++
+side alone (the module's entry without Python in between), each timed by the wall clock between two
+synchronisations (at least --reps calls and about 5 ms of work, so that the synchronisations
+themselves weigh little), best of 3 each; "py/C++" is the ratio of the two times per call.
 
 Overhead: a small problem (--overhead-shape, default 16x16x16) called --overhead-calls times from
 Python (tilekit.gemm into a given c) and from C++ (the same operands, the C++ side of the call repeated
@@ -159,7 +160,8 @@ def run_dtype(lib, dtype, shapes, args):
         except (ValueError, TypeError, RuntimeError, MemoryError) as e:
             print(f"  {m}x{n}x{k} {dtype}: tilekit refused: {e}", file=sys.stderr)
             continue
-        py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, args.reps)
+        calls = min(1000, max(args.reps, int(5.0 / max(ms_tk, 1e-3))))
+        py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, calls)
         rows.append({"M": m, "N": n, "K": k, "dtype": dtype, "tilekit_ms": ms_tk, "baseline_ms": None,
                      "tilekit_tflops": tflops(m, n, k, ms_tk), "baseline_tflops": None, "ratio": None,
                      "python_wall_ms": py_ms, "cpp_wall_ms": cpp_ms, "python_over_cpp": py_ms / cpp_ms,
