@@ -743,12 +743,13 @@ TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
                                       64, 11008, 4096, h100);
   EXPECT_EQ(skinny.front().config.k_splits, 1) << skinny.front().config.name();
   EXPECT_GE(skinny.front().seconds, 2.0 * (64.0 * 4096 + 4096.0 * 11008) / h100.store_bytes_per_s);
-  // f16/bf16 with 12-16 rows on the warp-specialised tiles ask the model, fewer rows and other types
+  // f16/bf16 with 8-16 rows on the warp-specialised tiles ask the model, fewer rows and other types
   // keep the thin kernel; the model then ranks the tiles as for any product.
   const bool ws = warpgroup_mma_available();
   EXPECT_EQ(model_ranks_thin_shape(DType::f16, 16, 12288), ws);
-  EXPECT_EQ(model_ranks_thin_shape(DType::bf16, 4096, 12), ws);
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 8, 4096));
+  EXPECT_EQ(model_ranks_thin_shape(DType::bf16, 4096, 8), ws);
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 7, 4096));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 4096, 1));
   EXPECT_FALSE(model_ranks_thin_shape(DType::f32, 16, 4096));
   EXPECT_FALSE(model_ranks_thin_shape(DType::f64, 16, 4096));
   EXPECT_TRUE(rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16, 16,

@@ -37,10 +37,11 @@ constexpr double kSplitSumFixedSeconds = 4e-6;
 // smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
 constexpr double kDramOverlapLoss = 0.1;
 // Products with a thin side (M or N up to kThinMaxRows) go to the thin kernel, except f16/bf16 with
-// at least this many rows where the warp-specialised tiles run: there a 64-row tile, three quarters
-// of it padding at 16 rows, still ran 2.2x the thin kernel's rate (16x12288x4096 on an H200: 29
-// against 13 TFLOP/s; perf notes 45, 48).
-constexpr int64_t kModelThinMinRows = 12;
+// at least this many rows where the warp-specialised tiles run: there a 64-row tile, most of it
+// padding, still ran 2.1x the thin kernel's rate at 8-16 rows (f16 Rx12288x4096 on an H200, the
+// 64x128 tile against the thin kernel: 8 rows 14.2 / 6.5 TFLOP/s, 16 rows 26.1 / 12.9; at 4 rows
+// 6.6 / 6.5; perf notes 48).
+constexpr int64_t kModelThinMinRows = 8;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
