@@ -730,6 +730,9 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
                 1)
           << s[0] << "x" << s[1] << "x" << s[2];
   }
+  // i8 on Hopper: the s8 warpgroup-MMA tile; without sm_90a code the IMMA tiles.
+  EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096), "bm128_bn256_bk128_tm64_tn256_ws_g8_t12_v32");
+  EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32");
   // Without sm_90a code, the mma.sync tiles; every type with tensor cores has candidates.
   EXPECT_EQ(model_pick(DType::f16, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32");
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8})

@@ -2,13 +2,16 @@
 # Writes tilekit/kernels/matmul/gpu/wgmma_sm90_calls.inc: python3 scripts/dev/gen_wgmma.py > tilekit/kernels/matmul/gpu/wgmma_sm90_calls.inc
 # Generates the inline-PTX wgmma calls (one asm statement per N and input type; the accumulators
 # are N/2 "+f" operands, which PTX needs listed one by one).
-def block(n, ty, k=16, trans=True):
+def block(n, ty, k=16, trans=True, s8=False):
+    """s8: wgmma.m64nNk32.s32.s8.s8 (i32 accumulators held in the float array's registers, bound as
+    "+r"; integer wgmma has no scale-a/b and no transpose operands)."""
     r = n // 2
     regs = ", ".join(f"%{i}" for i in range(r))
     lines = []
     lines.append(f'      asm volatile(')
     lines.append(f'          "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{r+2}, 0;\\n"')
-    lines.append(f'          "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} "')
+    acc_ty = "s32" if s8 else "f32"
+    lines.append(f'          "wgmma.mma_async.sync.aligned.m64n{n}k{k}.{acc_ty}.{ty}.{ty} "')
     # split the register list into chunks
     chunk = []
     regl = [f"%{i}" for i in range(r)]
@@ -21,8 +24,9 @@ def block(n, ty, k=16, trans=True):
         sep = ", " if k + 1 < len(out) else ""
         lines.append(f'          "{o}{sep}"')
     tail = f", %{r+3}, %{r+4}" if trans else ""  # tf32 has no transpose operands (K-major only)
-    lines.append(f'          "}}, %{r}, %{r+1}, p, 1, 1{tail};\\n}}\\n"')
-    outs = [f'"+f"(d[{i}])' for i in range(r)]
+    scales = "" if s8 else ", 1, 1"  # integer wgmma: no scale-a/b
+    lines.append(f'          "}}, %{r}, %{r+1}, p{scales}{tail};\\n}}\\n"')
+    outs = [f'"+r"(reinterpret_cast<int&>(d[{i}]))' if s8 else f'"+f"(d[{i}])' for i in range(r)]
     ol = []
     for i in range(0, r, 8):
         ol.append(", ".join(outs[i:i+8]))
@@ -57,4 +61,11 @@ dispatch(out, "template <int N>\n"
               "__device__ inline void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
          [(f"N == {n}", block(n, "tf32", k=8, trans=False)) for n in (128, 256)],
          "N == 128 || N == 256", "TF32 wgmma tiles are 64 x 128 or 64 x 256 per warpgroup")
+out.append("")
+out.append("// i8 (s8 x s8, i32 accumulators in the float array's registers, bit for bit): m64nNk32, both")
+out.append("// operands K-major in scratch (wgmma has no transpose for 8-bit types).")
+dispatch(out, "template <int N>\n"
+              "__device__ inline void wgmma_m64k32_s8(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
+         [(f"N == {n}", block(n, "s8", k=32, trans=False, s8=True)) for n in (128, 256)],
+         "N == 128 || N == 256", "i8 wgmma tiles are 64 x 128 or 64 x 256 per warpgroup")
 print("\n".join(out))

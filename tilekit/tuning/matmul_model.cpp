@@ -73,6 +73,13 @@ const GpuTileModel kDmma[] = {
     {"bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32", 2, 0.72},
     {"bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32", 2, 0.62},
 };
+// i8 on s8 warpgroup MMA: efficiencies guessed from the f16 ws tiles' (not yet measured).
+const GpuTileModel kWgmmaImma[] = {
+    {"bm128_bn256_bk128_tm64_tn256_ws_g8_t12_v32", 1, 0.60},
+    {"bm64_bn128_bk128_tm64_tn128_ws_g8_t8_v32", 2, 0.45},
+    {"bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32", 2, 0.20},
+    {"bm128_bn128_bk64_tm64_tn32_tc_g8_t8_v32", 2, 0.19},
+};
 const GpuTileModel kImma[] = {
     {"bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32", 2, 0.20},
     {"bm128_bn128_bk64_tm64_tn32_tc_g8_t8_v32", 2, 0.19},
@@ -135,7 +142,7 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
     case DType::f16:
     case DType::bf16: return wgmma ? with_ws_splits(kWgmmaF16) : list(kMmaF16);
     case DType::f64: return list(kDmma);
-    case DType::i8: return list(kImma);
+    case DType::i8: return wgmma ? list(kWgmmaImma) : list(kImma);
     case DType::f32: return math == Math::tf32 ? (wgmma ? with_ws_splits(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
     default: return {};
   }

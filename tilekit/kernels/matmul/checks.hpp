@@ -162,10 +162,10 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
                        "this GPU has {}.{}; use a _tc tile",
                        cfg.name(), cfg.tile_name(), detail::device_compute_capability() / 10,
                        detail::device_compute_capability() % 10);
-  if (cfg.ws && needs_tf32 && std::max({p.M, p.N, p.K}) > int64_t(INT32_MAX))
+  if (cfg.ws && (needs_tf32 || in_type == DType::i8) && std::max({p.M, p.N, p.K}) > int64_t(INT32_MAX))
     return fmt::format("config '{}': tile {} loads through TMA, whose tensor maps take sizes up to 2^31-1 "
-                       "(got M={}, N={}, K={}); use a _tc TF32 tile (allowed: {})",
-                       cfg.name(), cfg.tile_name(), p.M, p.N, p.K, menu_names(in_type, Math::tf32));
+                       "(got M={}, N={}, K={}); use a _tc tile (allowed: {})",
+                       cfg.name(), cfg.tile_name(), p.M, p.N, p.K, menu_names(in_type, p.math));
   if (cfg.mma && detail::device_compute_capability() < 80)
     return fmt::format("config '{}': tile {} uses tensor-core instructions of compute capability 8.0 or "
                        "newer; this GPU has {}.{}",

@@ -109,7 +109,9 @@ F make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
 template <class Tile, class TIn, class TOut, class G>
 void with_functor(const MatmulProblem<TIn, TOut>& p, G&& g) {
   using ES = Kokkos::DefaultExecutionSpace;
-  if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90)
+  if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90 && std::is_integral<TIn>::value)
+    g(TypeTag<Sm90WgmmaWsMatmul<ES, Tile, TIn, TOut, kActivationAtRunTime>>{});  // i8: relu or none, in its epilogue
+  else if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90)
     with_ws_activation(p.act, [&](auto act) {
       g(TypeTag<Sm90WgmmaWsMatmul<ES, Tile, TIn, TOut, decltype(act)::value>>{});
     });

@@ -120,8 +120,10 @@ struct MmaTileShape {
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
 /// WS (warp-specialised, tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp): one more warpgroup that only copies.
 /// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
-/// since a K step is one 128-byte swizzle row whatever the element size.
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false>
+/// since a K step is one 128-byte swizzle row whatever the element size. I8 (warp-specialised only):
+/// i8 inputs, i32 accumulators, wgmma.m64nBNk32.s32.s8.s8; BK = 128.
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false,
+          bool I8_ = false>
 struct WgmmaTileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int TM = 64;   ///< warpgroup tile rows
@@ -133,16 +135,22 @@ struct WgmmaTileShape {
   static constexpr bool ws = WS_;
   static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
   static constexpr bool tf32 = TF32_;
+  static constexpr bool i8 = I8_;
   /// May split K (MatmulConfig::k_splits): the warp-specialised tiles of 128 or 256 columns, whose
-  /// partial sums a second kernel adds (launch_wgmma_ws_split_k), for deep K over few tiles of C.
-  static constexpr bool split_k = WS_ && BN_ >= 128;
-  static constexpr bool runs(DType in) { return TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16; }
+  /// partial sums a second kernel adds in f32 (launch_wgmma_ws_split_k), for deep K over few tiles
+  /// of C; not the i8 ones (their sums are i32).
+  static constexpr bool split_k = WS_ && BN_ >= 128 && !I8_;
+  static constexpr bool runs(DType in) {
+    return I8_ ? in == DType::i8 : TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16;
+  }
   static constexpr int warps = (BM / 64 + (WS_ ? 1 : 0)) * 4;
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
-  static_assert(BM % 64 == 0 && BK == (TF32_ ? 32 : 64),
-                "64-row warpgroups, K steps of one 128-byte swizzle row (64 2-byte or 32 4-byte elements)");
-  static_assert(!TF32_ || WS_, "TF32 runs on the warp-specialised kernel (TMA loads of K-major operands)");
+  static_assert(BM % 64 == 0 && BK == (TF32_ ? 32 : I8_ ? 128 : 64),
+                "64-row warpgroups, K steps of one 128-byte swizzle row (128 1-byte, 64 2-byte or 32 4-byte "
+                "elements)");
+  static_assert(!(TF32_ || I8_) || WS_, "TF32 and i8 run on the warp-specialised kernel (TMA loads of K-major operands)");
+  static_assert(!(TF32_ && I8_), "one input type");
 
   static MatmulConfig config() {
     MatmulConfig c;
@@ -315,6 +323,10 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // ... and at 64x128 (one consumer warpgroup, 97 KB, 2 teams/SM) for sizes
                                  // whose 128x256 tiles leave SMs idle
                                  WgmmaTileShape<64, 128, 32, 4, 2, true, true>,
+                                 // i8 on s8 warpgroup MMA (i32 accumulators), the same kernel: BK = 128,
+                                 // 193 KB and 97 KB; operands that are not K-major are packed first
+                                 WgmmaTileShape<128, 256, 128, 4, 1, true, false, true>,
+                                 WgmmaTileShape<64, 128, 128, 4, 2, true, false, true>,
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
                                  // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,

@@ -23,7 +23,7 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
                           int box_outer, int elem_bytes) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "base address not 16-byte aligned";
-  if (elem_bytes != 2 && elem_bytes != 4) return "elements of 2 or 4 bytes only";
+  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) return "elements of 1, 2 or 4 bytes only";
   if ((pitch * elem_bytes) % 16 != 0) return "row pitch not a multiple of 16 bytes";
   if (inner < 1 || outer < 1 || inner > INT32_MAX || outer > INT32_MAX) return "a dimension outside 1..2^31-1";
   if (pitch < inner) return "row pitch under the row length (a stride of 0 repeats a row)";
@@ -83,7 +83,10 @@ std::string encode_tma_2d(void* out128, const void* base, long long inner, long 
   const cuuint32_t box[2] = {cuuint32_t(128 / elem_bytes), cuuint32_t(box_outer)};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult r = encode(static_cast<CUtensorMap*>(out128),
-                            elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT32, 2,
+                            elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                            : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                              : CU_TENSOR_MAP_DATA_TYPE_UINT32,
+                            2,
                             const_cast<void*>(base), dims, strides, box, element_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

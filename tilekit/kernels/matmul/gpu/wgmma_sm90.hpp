@@ -59,6 +59,10 @@ __device__ inline void wgmma_wait() {
 // Pins a register the asynchronous MMAs accumulate into: the compiler must not move or redefine it
 // while they are in flight (else ptxas serialises the wgmma pipeline, warning C7515).
 __device__ inline void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+/// The same for a register that holds an i32 accumulator's bits (the s8 wgmma binds it as "+r": a
+/// "+f" fence in between would add moves between the two views, non-wgmma instructions reading the
+/// accumulators, which make ptxas serialise the wgmmas, C7514).
+__device__ inline void fence_operand_bits(float& r) { asm volatile("" : "+r"(reinterpret_cast<int&>(r))::"memory"); }
 __device__ inline void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 #endif
 
@@ -168,6 +172,52 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
   for (int ks = 0; ks < 4; ++ks)  // As, Bs count 2-byte units: 16 of them are one k8 slice of 4-byte elements
     wgmma_m64k8_tf32<BN>(acc, wgmma_descriptor(As + ks * 16, 16, kSBO), wgmma_descriptor(Bs + ks * 16, 16, kSBO));
   wgmma_commit();
+}
+
+/// The i8 form of wgmma_step (the warp-specialised i8 tiles): both operands K-major, rows of 128
+/// one-byte elements in the same 128-byte swizzled layout ([rows][128 k]), so a k32 slice is again
+/// 32 bytes along the row: 4 wgmma.m64nBNk32.s32.s8.s8 per K step of BK = 128. The i32
+/// accumulators live in acc's registers bit for bit (read them with __float_as_int).
+template <int BN>
+__device__ inline void wgmma_step_s8(float (&acc)[BN / 2], const uint16_t* As, const uint16_t* Bs) {
+  constexpr int kSBO = 1024;
+#pragma unroll
+  for (int v = 0; v < BN / 2; ++v) fence_operand_bits(acc[v]);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)  // As, Bs count 2-byte units: 16 of them are one k32 slice of bytes
+    wgmma_m64k32_s8<BN>(acc, wgmma_descriptor(As + ks * 16, 16, kSBO), wgmma_descriptor(Bs + ks * 16, 16, kSBO));
+  wgmma_commit();
+}
+
+/// Epilogue of a warpgroup's 64 x BN i32 accumulators (i8 inputs; acc holds their bits, the layout
+/// of store_wgmma_accumulators): C = alpha acc + beta C + bias, relu where asked, in i32 (exact,
+/// as the other i8 tiles), each element predicated on lying inside C. row0: the warpgroup's first
+/// row of C.
+template <int BN, class TIn, class TOut>
+__device__ inline void store_wgmma_s32(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2], int64_t row0,
+                                       int64_t n0, int tid_in_wg) {
+  using compute = typename MatmulProblem<TIn, TOut>::compute;
+  const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
+  const int64_t r0 = row0 + warp * 16 + g, c0 = n0 + t * 2;
+  const int64_t rows_left = p.M - r0, cols_left = p.N - c0;
+  const compute alpha = p.alpha, beta = p.beta;
+  const bool relu = p.act == Activation::relu;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const int row = (v / 2) * 8, col = j * 8 + v % 2;
+      if (row < rows_left && col < cols_left) {
+        TOut& out = p.c(r0 + row, c0 + col);
+        compute x = alpha * compute(__float_as_int(acc[j * 4 + v]));
+        if (beta != compute(0)) x += beta * compute(out);
+        if (p.bias) x += p.bias[c0 + col];
+        if (relu && x < compute(0)) x = compute(0);
+        out = TOut(x);
+      }
+    }
+  }
 }
 
 /// Two f32 values rounded to one packed pair of 16-bit floats (TOut f16 or bf16), `lo` in the low

@@ -187,7 +187,8 @@ struct Sm90WgmmaWsMatmul {
   static constexpr int kCluster = CLUSTER;
   // Which tiles could run as clusters: the 128x256 f16/bf16 tile only (one kernel more per type pair
   // and activation; the smaller tiles run where K is short and the pair's lockstep costs).
-  static constexpr bool kClusterCapable = CLUSTER == 1 && !SPLIT_K && Tile::BM == 128 && Tile::BN == 256 && !Tile::tf32;
+  static constexpr bool kClusterCapable =
+      CLUSTER == 1 && !SPLIT_K && Tile::BM == 128 && Tile::BN == 256 && !Tile::tf32 && !Tile::i8;
   static constexpr bool kSplitK = SPLIT_K;
   template <int C>
   using with_cluster = Sm90WgmmaWsMatmul<ExecSpace, Tile, TIn, TOut, ACT, C>;
@@ -199,10 +200,15 @@ struct Sm90WgmmaWsMatmul {
   // bias loaded into the accumulators from global memory (ptxas, f16; perf notes 35, try 2; the
   // staged-copy form kept here was not compiled at BN = 256) and where a tile's many K steps leave
   // the epilogue's bias a small share.
-  static constexpr bool kBiasInAccumulators = BN < 256;
+  static constexpr bool kBiasInAccumulators = BN < 256 && !Tile::i8;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
-  static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value : mma_input_supported<TIn>();
+  static constexpr bool kI8 = Tile::i8;  // i8 inputs, i32 accumulators held in acc's registers bit for bit
+  // wgmma reads 32-bit and 8-bit operands only K-major: the launch packs the others, loads are TMA.
+  static constexpr bool kKMajorOnly = kTf32 || kI8;
+  static constexpr bool kSupported = kTf32 ? std::is_same<TIn, float>::value
+                                     : kI8 ? std::is_same<TIn, int8_t>::value && std::is_same<TOut, int32_t>::value
+                                           : mma_input_supported<TIn>();
   static constexpr int kElemBytes = int(sizeof(TIn));
   static constexpr int kAElems = BM * BK, kBElems = BK * BN;
   static constexpr int kStageElems = kAElems + kBElems;
@@ -216,7 +222,7 @@ struct Sm90WgmmaWsMatmul {
                 "for f16/bf16), >= 3 stages");
   static_assert(!kSupported || ((kAUnits * 2) % 1024 == 0 && (kStageUnits * 2) % 1024 == 0),
                 "stage buffers on swizzle atoms");
-  static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kTf32 && BN % 128 == 0),
+  static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kKMajorOnly && BN % 128 == 0),
                 "clusters of 2 teams, f16/bf16, each team multicasting whole 64-column blocks of B");
   static_assert(!SPLIT_K || (CLUSTER == 1 && std::is_same<TOut, float>::value && ACT == int(Activation::none)),
                 "split K: one team a tile, partial sums in f32, the epilogue in the reduction");
@@ -308,10 +314,10 @@ struct Sm90WgmmaWsMatmul {
   template <bool A_K, bool B_N>
   __device__ void produce(uint16_t* smem, uint64_t* full, uint64_t* empty, int first, int stride, int tid) const {
     const int tiles = work_items();
-    const bool tma = kTf32 || tma_a != nullptr;  // TF32: always TMA (the launch packs what it cannot load)
+    const bool tma = kKMajorOnly || tma_a != nullptr;  // TF32, i8: always TMA (the launch packs what it cannot load)
     if (tma && tid != 0) return;  // TMA: one thread issues each stage's boxes
     bool a_chunked = false, b_chunked = false;
-    if constexpr (!kTf32)
+    if constexpr (!kKMajorOnly)
       if (!tma) operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
     int64_t step = 0;
     // The drift bound: chunk = step / drift_chunk_steps, chunk_pos = step % drift_chunk_steps.
@@ -361,7 +367,7 @@ struct Sm90WgmmaWsMatmul {
           }
           continue;
         }
-        if constexpr (!kTf32 && CLUSTER == 1) {  // (clusters are launched with TMA loads only)
+        if constexpr (!kKMajorOnly && CLUSTER == 1) {  // (clusters are launched with TMA loads only)
           // cp.async: every producer thread copies its chunks of the step
           stage_wgmma_step<BM, BN, BK, kProducerThreads, A_K, B_N>(As, Bs, p, m0, n0, k_begin + kt * BK, a_chunked,
                                                                     b_chunked, tid);
@@ -374,7 +380,7 @@ struct Sm90WgmmaWsMatmul {
         }
       }
     }
-    if constexpr (!kTf32) {
+    if constexpr (!kKMajorOnly) {
       if (tma) return;
       cp_async_wait<0>();
       fence_proxy_async_shared();
@@ -395,6 +401,17 @@ struct Sm90WgmmaWsMatmul {
       if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0) mbarrier_arrive_cluster(&empty[s], cluster_cta_rank() ^ 1u);
   }
 
+  /// Fences every accumulator register (as the type the MMAs bind it: i32 bits for i8).
+  __device__ static void fence_accumulators(float (&acc)[BN / 2]) {
+#pragma unroll
+    for (int v = 0; v < BN / 2; ++v) {
+      if constexpr (kI8)
+        fence_operand_bits(acc[v]);
+      else
+        fence_operand(acc[v]);
+    }
+  }
+
   template <bool A_K, bool B_N>
   __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t ktiles,
                           int64_t& step, float (&acc)[BN / 2]) const {
@@ -405,19 +422,19 @@ struct Sm90WgmmaWsMatmul {
       // (M-major): the same offset.
       const uint16_t* As = smem + s * kStageUnits + c * 64 * BK * kElemBytes / 2;
       const uint16_t* Bs = smem + s * kStageUnits + kAUnits;
-      if constexpr (kTf32)
+      if constexpr (kI8)
+        wgmma_step_s8<BN>(acc, As, Bs);
+      else if constexpr (kTf32)
         wgmma_step_tf32<BN>(acc, As, Bs);
       else
         wgmma_step<BN, BK, std::is_same<TIn, bf16>::value, A_K, B_N>(acc, As, Bs);
       // Step kt's group stays in flight; step kt - 1's is done, so its buffer goes back.
       wgmma_wait<1>();
-#pragma unroll
-      for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+      fence_accumulators(acc);
       if (kt >= 1) release_stage(empty, int((step - 1) % STAGES));
     }
     wgmma_wait<0>();
-#pragma unroll
-    for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+    fence_accumulators(acc);
     if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
 #endif
@@ -434,7 +451,7 @@ struct Sm90WgmmaWsMatmul {
       if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
           // TMA: one arrival (with the stage's bytes); cp.async: every producer thread publishes.
-          mbarrier_init(&full[s], kTf32 || tma_a != nullptr ? 1 : kProducerThreads);
+          mbarrier_init(&full[s], kKMajorOnly || tma_a != nullptr ? 1 : kProducerThreads);
           // every consumer thread releases; with clusters one thread a consumer warp of the other team too
           mbarrier_init(&empty[s], kConsumers * 128 + (CLUSTER == 2 ? kConsumers * 4 : 0));
         }
@@ -447,7 +464,7 @@ struct Sm90WgmmaWsMatmul {
       const int wg = tid / 128;
       const int first = team.league_rank() / CLUSTER, stride = team.league_size() / CLUSTER;
       if (wg == 0) {  // ---- producer
-        if constexpr (kTf32)  // both operands K-major (launch_wgmma_ws packs them so)
+        if constexpr (kKMajorOnly)  // both operands K-major (launch_wgmma_ws packs them so)
           produce<true, false>(smem, full, empty, first, stride, tid);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
@@ -482,21 +499,24 @@ struct Sm90WgmmaWsMatmul {
         // epilogue then has no bias to read and no barrier to pass. The barrier and the reads
         // come before the first wait for the producer, which covers them on a team's first tile.
         float* const tile_bias = bias_stage + (2 * c + parity) * BN;
-        if (p.bias)
-          stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, bias_in_acc ? Activation::none : p.act,
-                                          tid % 128);
+        if constexpr (!kI8)  // (i8: the i32 bias is read in its epilogue, store_wgmma_s32)
+          if (p.bias)
+            stage_wgmma_bias<BN, 128, TOut>(tile_bias, p.bias, n0, p.N, bias_in_acc ? Activation::none : p.act,
+                                            tid % 128);
         if (bias_in_acc) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
         float acc[BN / 2];
         load_wgmma_bias<BN>(acc, bias_in_acc ? tile_bias : nullptr, inv_alpha, tid % 128);
-        if constexpr (kTf32)
+        if constexpr (kKMajorOnly)
           consume<true, false>(smem, full, empty, c, ktiles, step, acc);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
             consume<a_k.value, b_n.value>(smem, full, empty, c, ktiles, step, acc);
           });
-        const bool staged_bias = p.bias && !bias_in_acc;
+        const bool staged_bias = !kI8 && p.bias && !bias_in_acc;
         if (staged_bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
-        if constexpr (SPLIT_K) {  // this split's partial C: the problem's C shifted by whole partial matrices
+        if constexpr (kI8) {
+          store_wgmma_s32<BN>(p, acc, m0 + c * 64, n0, tid % 128);
+        } else if constexpr (SPLIT_K) {  // this split's partial C: the problem's C shifted by whole partial matrices
           MatmulProblem<TIn, TOut> pc = p;
           pc.c.data += int64_t(split) * c_split_stride;
           store_wgmma_accumulators<BN, ACT>(pc, acc, m0 + c * 64, n0, tid % 128, nullptr, false);
@@ -633,7 +653,7 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
   if (why.empty()) {
     f.tma_a = slot.device;
     f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
-  } else if (F::kTf32) {  // no cp.async producer for TF32
+  } else if (F::kKMajorOnly) {  // no cp.async producer for TF32 and i8
     if (packed) release_pack_workspace(stream);
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
@@ -691,9 +711,10 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   auto& p = f.p;
   cudaStream_t stream = space.cuda_stream();
   constexpr int E = F::kElemBytes;
-  if constexpr (F::kTf32) {
+  if constexpr (F::kKMajorOnly) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
-    const int64_t pitch = (p.K + 3) / 4 * 4;  // K rounded up to 16 bytes
+    constexpr int64_t kVec = 16 / int64_t(sizeof(T));
+    const int64_t pitch = (p.K + kVec - 1) / kVec * kVec;  // K rounded up to 16 bytes
     const bool a_ok = k_major_for_tma(p.a.data, p.a.cs, p.a.rs, p.K) || p.K == 0;
     const bool b_ok = k_major_for_tma(p.b.data, p.b.rs, p.b.cs, p.K) || p.K == 0;
     const std::size_t a_elems = a_ok ? 0 : std::size_t(p.M * pitch), b_elems = b_ok ? 0 : std::size_t(p.N * pitch);
