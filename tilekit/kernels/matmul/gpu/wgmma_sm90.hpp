@@ -478,6 +478,35 @@ __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>&
     store_wgmma_interior<BN, ACT, false, true>(p, acc, r0, c0, lane_bias);
 }
 
+/// Epilogue of a warpgroup's 64 x BN accumulators on C's edge, with the activation fixed at compile
+/// time: the element stores of store_c_element (a C read where beta != 0, the bias from p.bias
+/// unless it is in the accumulators), each predicated on its row and column lying inside C. Why not
+/// store_c_element itself: its switch over every activation, inlined BN / 2 times, made this rarely
+/// run code ~100 KB, fetched from a cold instruction cache once per edge tile, so that the teams
+/// holding edge tiles ran far behind the others (perf notes 49). r0, c0: the lane's first row and
+/// column (row0 + 16 warp + g, n0 + 2t).
+template <int BN, Activation ACT, class TIn, class TOut>
+__device__ inline void store_wgmma_edge(const MatmulProblem<TIn, TOut>& p, const float (&acc)[BN / 2], int64_t r0,
+                                        int64_t c0, bool bias_in_acc) {
+  const int64_t rows_left = p.M - r0, cols_left = p.N - c0;
+  const float alpha = p.alpha, beta = p.beta;
+  const float* const bias = bias_in_acc ? nullptr : p.bias;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const int row = (v / 2) * 8, col = j * 8 + v % 2;
+      if (row < rows_left && col < cols_left) {
+        TOut& out = p.c(r0 + row, c0 + col);
+        float x = alpha * acc[j * 4 + v];
+        if (beta != 0.0f) x += beta * convert<float>(out);
+        if (bias) x += bias[c0 + col];
+        out = convert<TOut>(activate_fixed<ACT>(x));
+      }
+    }
+  }
+}
+
 /// Epilogue of one warpgroup's 64 x BN accumulators, rows from row0 (the warpgroup's first row of C):
 /// warp w holds rows 16w + g and 16w + g + 8 (g = lane / 4) and columns 8j + 2t, 8j + 2t + 1
 /// (t = lane % 4) of each n8 block j, as acc[4j .. 4j + 3]. Blocks wholly inside C take
@@ -515,12 +544,16 @@ __device__ inline void store_wgmma_accumulators(const MatmulProblem<TIn, TOut>& 
       }
     }
   }
+  if constexpr (ACT != kActivationAtRunTime) {
+    store_wgmma_edge<BN, Activation(ACT)>(p, acc, row0 + warp * 16 + g, n0 + t * 2, bias_in_acc);
+  } else {
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
+    for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-    for (int v = 0; v < 4; ++v)
-      store_c_element(p, row0 + warp * 16 + g + (v / 2) * 8, n0 + j * 8 + t * 2 + v % 2, acc[j * 4 + v], false,
-                      bias_in_acc);
+      for (int v = 0; v < 4; ++v)
+        store_c_element(p, row0 + warp * 16 + g + (v / 2) * 8, n0 + j * 8 + t * 2 + v % 2, acc[j * 4 + v], false,
+                        bias_in_acc);
+    }
   }
 }
 #endif
