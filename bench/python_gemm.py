@@ -129,12 +129,12 @@ def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12 if ms and ms > 0 else float("nan")
 
 
-def python_and_cpp_ms(lib, a, b, c, reps):
+def python_and_cpp_ms(lib, a, b, c, reps, rounds=3):
     """Milliseconds per call of `reps` back-to-back tilekit.gemm calls and of as many calls of the C++
-    side alone (tilekit._core.gemm with repeat), each between two synchronisations; best of 3."""
+    side alone (tilekit._core.gemm with repeat), each between two synchronisations; best of `rounds`."""
     handle = tilekit._stream_handle(None, a)
     best_py = best_cpp = float("inf")
-    for _ in range(3):
+    for _ in range(rounds):
         lib.sync()
         t0 = time.perf_counter()
         for _ in range(reps):
@@ -228,23 +228,10 @@ def overhead(lib, args):
     """Host microseconds per call: the Python path, the C++ side alone, and their difference."""
     m, n, k = args.overhead_shape
     a, b, c = lib.operands(m, n, k, "f32")
-    calls = args.overhead_calls
     tilekit.gemm(a, b, c)  # resolves the config once, as both loops below then reuse it
-    best_py = best_cpp = float("inf")
-    for _ in range(5):
-        lib.sync()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            tilekit.gemm(a, b, c)
-        lib.sync()
-        best_py = min(best_py, (time.perf_counter() - t0) / calls)
-        handle = tilekit._stream_handle(None, a)
-        tilekit._core.gemm(tilekit._capsule(a, "a", handle, True), tilekit._capsule(b, "b", handle, True),
-                           tilekit._capsule(c, "c", handle, True), 1.0, 0.0, False, False, None, "none", "auto",
-                           "ieee", handle, calls)
-        best_cpp = min(best_cpp, tilekit._core.cpp_seconds_per_call())
-    return {"shape": f"{m}x{n}x{k}", "dtype": "f32", "calls": calls, "python_us": best_py * 1e6,
-            "cpp_us": best_cpp * 1e6, "overhead_us": (best_py - best_cpp) * 1e6}
+    py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, args.overhead_calls, rounds=5)
+    return {"shape": f"{m}x{n}x{k}", "dtype": "f32", "calls": args.overhead_calls, "python_us": py_ms * 1e3,
+            "cpp_us": cpp_ms * 1e3, "overhead_us": (py_ms - cpp_ms) * 1e3}
 
 
 def main():

@@ -22,4 +22,15 @@ constexpr bool is_cuda_space() {
 #endif
 }
 
+/// The CUDA stream of `space` as a void* (the device workspaces' handle; tilekit/kernels/core/workspace.hpp),
+/// null on other backends.
+inline void* stream_handle(const Kokkos::DefaultExecutionSpace& space) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return space.cuda_stream();
+#else
+  (void)space;
+  return nullptr;
+#endif
+}
+
 }  // namespace tilekit

@@ -141,9 +141,7 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
     detail::PackWorkspaceHold hold;
     if constexpr (detail::packs_for_vector_loads(Tile::kernel)) {
       report.packed = detail::pack_for_vector_loads<Tile::kernel>(q, space);
-#if defined(KOKKOS_ENABLE_CUDA)
-      hold.stream = space.cuda_stream();
-#endif
+      hold.stream = stream_handle(space);
       hold.held = !report.packed.empty();
     }
     detail::with_functor<Tile>(q, [&](auto functor) {

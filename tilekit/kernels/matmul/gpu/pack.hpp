@@ -145,11 +145,7 @@ std::string pack_for_vector_loads(MatmulProblem<TIn, TOut>& p, const Kokkos::Def
   const bool pack_a = !a_ok || pad, pack_b = !b_ok || pad;
   const std::size_t a_bytes = pack_a ? (std::size_t(p.M) * pitch * sizeof(T) + 255) / 256 * 256 : 0;
   const std::size_t b_bytes = pack_b ? std::size_t(p.N) * pitch * sizeof(T) : 0;
-#if defined(KOKKOS_ENABLE_CUDA)
-  void* stream = space.cuda_stream();
-#else
-  void* stream = nullptr;
-#endif
+  void* stream = stream_handle(space);
   void* ws = nullptr;
   if (!acquire_pack_workspace(a_bytes + b_bytes, stream, ws).empty()) return {};
   if (pack_a) {

@@ -32,6 +32,7 @@
 
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/team.hpp"
+#include "tilekit/kernels/core/execution_space.hpp"
 #include "tilekit/kernels/core/workspace.hpp"
 #include "tilekit/kernels/matmul/tiles.hpp"
 
@@ -617,11 +618,7 @@ void launch_simt_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   const int64_t tiles = int64_t(f.tiles_m) * f.tiles_n;
   typename F::policy_type policy(space, static_cast<int>(tiles * plan.splits), cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
-#if defined(KOKKOS_ENABLE_CUDA)
-  void* stream = space.cuda_stream();
-#else
-  void* stream = nullptr;
-#endif
+  void* stream = stream_handle(space);
   void* partials = nullptr;
   const std::string why = acquire_split_k_workspace(
       std::size_t(tiles) * sizeof(int), split_k_partial_bytes<Tile, typename F::compute>(tiles, plan.splits), stream,

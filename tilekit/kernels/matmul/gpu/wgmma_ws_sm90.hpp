@@ -46,6 +46,7 @@
 // latency (a lag of one step kept the producer about one step ahead).
 #pragma once
 
+#include "tilekit/kernels/core/execution_space.hpp"
 #include "tilekit/kernels/core/workspace.hpp"
 #include "tilekit/kernels/matmul/gpu/pack.hpp"
 #include "tilekit/kernels/matmul/gpu/tma.hpp"
@@ -872,11 +873,7 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   f.k_splits = splits;
   f.k_per_split = k_per_split;
   f.c_split_stride = stride;
-#if defined(KOKKOS_ENABLE_CUDA)
-  void* stream = space.cuda_stream();
-#else
-  void* stream = nullptr;
-#endif
+  void* stream = stream_handle(space);
   void* partials = nullptr;
   const std::string why =
       acquire_partial_sum_workspace(std::size_t(splits) * std::size_t(stride) * sizeof(float), stream, partials);
