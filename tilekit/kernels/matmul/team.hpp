@@ -223,14 +223,15 @@ KOKKOS_INLINE_FUNCTION void store_micro_tile_interior(const MatmulProblem<TIn, T
       return convert<TOut>(v * select_bits(v > compute(0), compute(1), compute(kLeakyReluSlope)));
     else return convert<TOut>(activate_fixed<ACT>(v));
   };
-  if constexpr (ACT != Activation::none && std::is_floating_point<compute>::value) {
+  if constexpr (std::is_floating_point<compute>::value) {
     if (c.cs == 1) {
       // Rows contiguous (a row-major C, or the transposed product the host kernel computes for a
       // column-major one): each row's values in a local array first, in separate loops, then the
       // stores. GCC vectorizes these (f32 gelu's and silu's loops 16 lanes wide, relu and leaky_relu
       // as a compare and a blend); interleaved with the stores through C's pointer (possible
       // aliases) the loop stayed scalar: gelu ran ~30 cycles an element, and leaky_relu with
-      // select_bits cost 8192x8192x16 13 ms over the product's 12.6 (bias+gelu here: 5 ms).
+      // select_bits cost 8192x8192x16 13 ms over the product's 12.6 (bias+gelu here: 5 ms). Without
+      // an activation too: the scalar form took 5% of a 512^3 product (docs/perf-notes.md section 47).
       for (int i = 0; i < TM; ++i) {
         TOut* const row = c.data + (mi + i) * c.rs + nj;
         alignas(64) compute v[TN];

@@ -38,6 +38,100 @@ TILEKIT_TARGET_AVX512 __attribute__((noinline)) void micro_kernel_avx512(int kn,
   micro_kernel_body<MR, NR, 64>(kn, a, b, acc_in, acc_out);
 }
 
+/// Stores the first W lanes of v at out (W <= 8 floats or 4 doubles) with whole-vector, 16-, 8- and
+/// 4-byte stores: a sliver narrower than a multiple of the vector is written without touching the
+/// next k's lanes.
+template <int W>
+TILEKIT_TARGET_AVX2 inline void store_lanes(float* out, __m256 v) {
+  if constexpr (W == 8) {
+    _mm256_storeu_ps(out, v);
+  } else {
+    __m128 lo = _mm256_castps256_ps128(v);
+    int at = 0;
+    if constexpr (W >= 4) {
+      _mm_storeu_ps(out, lo);
+      lo = _mm256_extractf128_ps(v, 1);
+      at = 4;
+    }
+    if constexpr ((W & 2) != 0) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(out + at), lo);
+      lo = _mm_movehl_ps(lo, lo);
+      at += 2;
+    }
+    if constexpr ((W & 1) != 0) _mm_store_ss(out + at, lo);
+  }
+}
+template <int W>
+TILEKIT_TARGET_AVX2 inline void store_lanes(double* out, __m256d v) {
+  if constexpr (W == 4) {
+    _mm256_storeu_pd(out, v);
+  } else {
+    __m128d lo = _mm256_castpd256_pd128(v);
+    if constexpr (W >= 2) _mm_storeu_pd(out, lo);
+    if constexpr (W == 3) _mm_store_sd(out + 2, _mm256_extractf128_pd(v, 1));
+    if constexpr (W == 1) _mm_store_sd(out, lo);
+  }
+}
+
+/// Rows G0 .. G0 + W - 1 (W <= 8) of a sliver, 8 values of k from k: an 8 x 8 transpose in registers
+/// (rows past W read as zeros and never stored).
+template <int LANES, int G0, int W>
+TILEKIT_TARGET_AVX2 inline void transpose_rows_8(const float* const* rows, int k, float* out) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = i < W ? _mm256_loadu_ps(rows[G0 + i] + k) : _mm256_setzero_ps();
+  // Pairs, then quads of rows interleaved; the halves of each 128-bit lane exchanged last.
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  const __m256 c[8] = {_mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+                       _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+                       _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+                       _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) store_lanes<W>(out + (k + i) * LANES + G0, c[i]);
+}
+template <int LANES, int G0, int W>
+TILEKIT_TARGET_AVX2 inline void transpose_rows_4(const double* const* rows, int k, double* out) {
+  __m256d r[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) r[i] = i < W ? _mm256_loadu_pd(rows[G0 + i] + k) : _mm256_setzero_pd();
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  const __m256d c[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                        _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) store_lanes<W>(out + (k + i) * LANES + G0, c[i]);
+}
+
+/// The row groups G0, G0 + V, ... of a sliver at k (V = 8 f32 or 4 f64 rows per transpose).
+template <int LANES, int G0, class T>
+TILEKIT_TARGET_AVX2 inline void transpose_rows_from(const T* const* rows, int k, T* out) {
+  constexpr int V = 32 / sizeof(T), W = LANES - G0 < V ? LANES - G0 : V;
+  if constexpr (V == 8) transpose_rows_8<LANES, G0, W>(rows, k, out);
+  else transpose_rows_4<LANES, G0, W>(rows, k, out);
+  if constexpr (G0 + V < LANES) transpose_rows_from<LANES, G0 + V>(rows, k, out);
+}
+
+/// Packs a full sliver whose LANES rows are each contiguous along k (row r at rows[r]):
+/// out[k * LANES + r] = rows[r][k] for k < kn, by register transposes of 8 (f32) or 4 (f64) rows by
+/// as many k values; the scalar form wrote one value per store at a stride of LANES and took 6% of a
+/// 512^3 f32 product (docs/perf-notes.md section 47).
+template <int LANES, class T>
+TILEKIT_TARGET_AVX2 __attribute__((noinline)) void pack_sliver_transposed_avx2(const T* const* rows, int kn,
+                                                                                T* __restrict out) {
+  constexpr int V = 32 / sizeof(T);
+  int k = 0;
+  for (; k + V <= kn; k += V) transpose_rows_from<LANES, 0>(rows, k, out);
+  for (; k < kn; ++k)  // the last kn % V values of k
+    for (int r = 0; r < LANES; ++r) out[k * LANES + r] = rows[r][k];
+}
+
 /// i8 on the avx2 path: operands packed as int16 pairs of consecutive k; per pair, one vpmaddwd per
 /// accumulator vector (B: 8 lanes x 2 k values; A: one lane's pair broadcast as 32 bits) sums both
 /// products into i32 lanes, exactly (|a b| <= 2^14), twice the lanes of an f32 FMA.

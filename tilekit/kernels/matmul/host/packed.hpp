@@ -117,6 +117,22 @@ struct PackSlivers {
 
   static int64_t at(int k, int r) { return (int64_t(k / KG) * LANES + r) * KG + k % KG; }
 
+  /// A sliver that the paths of operator() do not take: rows contiguous along K (transposed into the
+  /// sliver a value at a time) or other strides (element-wise reads); rows past the operand are zeros.
+  void pack_other(pack_t* out, int kn, int rows, int64_t r0, int64_t k0) const {
+    if (src.cs == 1) {
+      for (int r = 0; r < rows; ++r) {
+        const TIn* in = src.data + (r0 + r) * src.rs + k0;
+        for (int k = 0; k < kn; ++k) out[at(k, r)] = Packing::template pack<IS_A>(in[k]);
+      }
+      for (int k = 0; k < kn; ++k)
+        for (int r = rows; r < LANES; ++r) out[at(k, r)] = pack_t(0);
+    } else {
+      for (int k = 0; k < kn; ++k)
+        for (int r = 0; r < LANES; ++r) out[at(k, r)] = r < rows ? Packing::template pack<IS_A>(src(r0 + r, k0 + k)) : pack_t(0);
+    }
+  }
+
   void operator()(int64_t w) const {
     const int64_t kt = w / layout.slivers, s = w % layout.slivers;
     const int kn = layout.depth_of(kt);
@@ -129,16 +145,19 @@ struct PackSlivers {
         const TIn* in = src.data + r0 + (k0 + k) * src.cs;
         for (int r = 0; r < LANES; ++r) out[at(k, r)] = Packing::template pack<IS_A>(in[r]);
       }
-    } else if (src.cs == 1) {  // each row contiguous along K: transposed into the sliver
-      for (int r = 0; r < rows; ++r) {
-        const TIn* in = src.data + (r0 + r) * src.rs + k0;
-        for (int k = 0; k < kn; ++k) out[at(k, r)] = Packing::template pack<IS_A>(in[k]);
+#if defined(TILEKIT_HOST_X86)
+    } else if constexpr (ISA != HostIsa::portable && std::is_same<TIn, pack_t>::value &&
+                         (std::is_same<TIn, float>::value || std::is_same<TIn, double>::value)) {
+      if (rows == LANES && src.cs == 1) {  // f32 / f64 rows contiguous along K: register transposes
+        const TIn* in[LANES];
+        for (int r = 0; r < LANES; ++r) in[r] = src.data + (r0 + r) * src.rs + k0;
+        pack_sliver_transposed_avx2<LANES>(in, kn, out);
+      } else {
+        pack_other(out, kn, rows, r0, k0);
       }
-      for (int k = 0; k < kn; ++k)
-        for (int r = rows; r < LANES; ++r) out[at(k, r)] = pack_t(0);
+#endif
     } else {
-      for (int k = 0; k < kn; ++k)
-        for (int r = 0; r < LANES; ++r) out[at(k, r)] = r < rows ? Packing::template pack<IS_A>(src(r0 + r, k0 + k)) : pack_t(0);
+      pack_other(out, kn, rows, r0, k0);
     }
     // The rest of the last k group: zeros (A's zero is 128 in the i8 dot product's offset form;
     // B's zeros make those products 0 either way).
@@ -287,6 +306,9 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
     f.b_packed = bp;
   }
   typename F::policy_type policy(space, f.tiles_m * f.tiles_n, team_size, 1);
+  // One team per dynamic grab: Kokkos' automatic chunk (4 teams at 2048^3 on 2 threads) left one
+  // thread idle for up to a chunk at the end (docs/perf-notes.md section 47).
+  policy.set_chunk_size(1);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
   Kokkos::parallel_for(label, policy, f);
   // The workspace is reused by this thread's next call: the kernel must be done with it. (A fence
