@@ -36,7 +36,7 @@ import report  # noqa: E402  (scripts/report.py: JSON loading, series names, rat
 # folder; files: globs inside it (the default: every *.json of the folder); headline: its ratios go
 # into README.md's headline table.
 SUITES = [
-    {"id": "cpu-openmp", "machine": "cpu", "title": "matmul, square shapes",
+    {"id": "cpu-openmp", "machine": "cpu", "title": "matmul, squares, rectangles and odd sizes (2-core AMD EPYC Zen 5, avx512 path)",
      "folder": "bench/results/cpu-openmp", "files": ["matmul_kokkos.json", "matmul_openblas.json"],
      "headline": True},
     {"id": "cpu-openmp-row", "machine": "cpu", "title": "matmul, squares, rectangles and odd sizes, row-major operands (2-core AMD EPYC Zen 5, avx512 path)",
