@@ -1288,12 +1288,12 @@ TEST(MatmulRejects, AnActivationOutsideTheEnum) {
 
 namespace {
 
-/// C = op(A) op(B) + 0.5 C + bias, then `act`, 200 x 264 x 712 (three K panels, ragged edges),
-/// row-major, with `cfg`; C copied to the host.
-template <class T>
-std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act) {
-  const int64_t M = 200, N = 264, K = 712;
-  Kokkos::View<T**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N), C("C", M, N);
+/// C = op(A) op(B) + 0.5 C + bias, then `act`, 200 x 264 x K (three K panels, ragged edges),
+/// row-major (Layout: LayoutRight) or column-major (LayoutLeft), with `cfg`; C copied to the host.
+template <class T, class Layout = Kokkos::LayoutRight>
+std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act, int64_t K = 712) {
+  const int64_t M = 200, N = 264;
+  Kokkos::View<T**, Layout> A("A", M, K), B("B", K, N), C("C", M, N);
   Kokkos::View<T*> bias("bias", N);
   fill_random(A.data(), M * K, 11);
   fill_random(B.data(), K * N, 12);
@@ -1303,6 +1303,34 @@ std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act) {
   Kokkos::fence();
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
   return std::vector<T>(h.data(), h.data() + M * N);
+}
+
+/// The operand whose rows run along K (A of a row-major product, B of a column-major one, which the
+/// host kernel computes transposed) is packed by register transposes on the x86 paths and a value at
+/// a time on the portable one; with K = 715 the last panel's depth (203) leaves a tail of k values
+/// that no whole transpose covers. Every path's product must match bit for bit (with FMAs in the
+/// baseline).
+template <class T, class Layout>
+void expect_transposed_packing_agrees() {
+  std::vector<MatmulConfig> tiles;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<T, T>())
+    if (!cfg.thin && cfg.team_size == 1) tiles.push_back(cfg);
+  if (tiles.size() < 2) GTEST_SKIP() << "one host path here";
+  const std::vector<T> first = host_path_product<T, Layout>(tiles.front(), Activation::none, 715);
+  for (std::size_t i = 1; i < tiles.size(); ++i) {
+    const std::vector<T> other = host_path_product<T, Layout>(tiles[i], Activation::none, 715);
+    int64_t differ = 0;
+    double worst = 0;
+    for (std::size_t e = 0; e < first.size(); ++e) {
+      if (std::memcmp(&first[e], &other[e], sizeof(T)) != 0) ++differ;
+      worst = std::max(worst, std::abs(double(first[e]) - double(other[e])) / std::max(1.0, std::abs(double(first[e]))));
+    }
+#if defined(__FMA__) || defined(__aarch64__)
+    EXPECT_EQ(differ, 0) << tiles.front().name() << " against " << tiles[i].name() << " (worst " << worst << ")";
+#endif
+    const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
+    EXPECT_LE(worst, limit) << tiles.front().name() << " against " << tiles[i].name();
+  }
 }
 
 template <class T>
@@ -1350,6 +1378,18 @@ TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF32) {
 TEST(MatmulHostPaths, EveryHostPathGivesTheSameBitsF64) {
   if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
   expect_host_paths_agree<double>();
+}
+
+TEST(MatmulHostPaths, TransposedPackingGivesTheSameBitsOnEveryPathRowMajor) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_transposed_packing_agrees<float, Kokkos::LayoutRight>();
+  expect_transposed_packing_agrees<double, Kokkos::LayoutRight>();
+}
+
+TEST(MatmulHostPaths, TransposedPackingGivesTheSameBitsOnEveryPathColumnMajor) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_transposed_packing_agrees<float, Kokkos::LayoutLeft>();
+  expect_transposed_packing_agrees<double, Kokkos::LayoutLeft>();
 }
 
 namespace {
