@@ -1,6 +1,7 @@
 // Matmul properties, each checked for every (input, output) type pair on this build's backend.
 #include "tilekit/kernels/core/device.hpp"
 #include "tests/matmul_case.hpp"
+#include "tilekit/kernels/matmul/gpu/pack.hpp"
 #include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <gtest/gtest.h>
@@ -525,16 +526,18 @@ std::vector<MatmulConfig> ws_split_k_configs() {
 }
 
 TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise) {
-  // Split K on the wide warp-specialised tiles: each split's work items store f32 partial sums, a
-  // second kernel adds them in split order and applies the epilogue. K = 1000 (16 steps of 64: 3
-  // splits of 6, 6 and 4 steps; a ragged last step) and K = 130 (3 steps: 16 splits become 3), every
+  // Split K on the wide warp-specialised tiles: each split's work items store partial sums (f32;
+  // i32 for i8), a second kernel adds them in split order and applies the epilogue. K = 1000 (16
+  // steps of 64: 3 splits of 6, 6 and 4 steps; a ragged last step; i8: 8 steps of 128) and K = 130
+  // (3 steps: 16 splits become 3), every
   // storage order, odd pitches (packed operands), beta 0 over NaN and 0.5, a bias with each
   // activation, grids capped to 3 teams (several work items a team); the same run twice gives the
   // same bits.
   using TIn = typename TestFixture::TIn;
   using TOut = typename TestFixture::TOut;
-  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
-    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs (TF32: MatmulTf32)";
+  constexpr bool i8 = std::is_same<TIn, int8_t>::value;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value && !i8)
+    GTEST_SKIP() << "the warp-specialised tiles take f16, bf16 and i8 inputs (TF32: MatmulTf32)";
   const std::vector<MatmulConfig> cfgs = ws_split_k_configs<TIn, TOut>();
   if (cfgs.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
   int n = 0;
@@ -550,6 +553,7 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise
       c.ep.bias = n % 2 == 0;
       c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
                : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
+      if (i8) c.ep.act = n % 2 ? Activation::relu : Activation::none;  // (i8 takes relu only)
       c.cfg = cfg;
       c.launch.ws_team_cap = n % 3 == 1 ? 3 : 0;
       const std::string kernel = this->expect_matches(c).kernel;
@@ -604,6 +608,63 @@ TEST(MatmulPacking, OperandsTheKernelWouldLoadElementByElementArePackedKMajor) {
   Case f;
   f.M = 200, f.N = 192, f.K = 333, f.pad_a = 1;
   expect_packed<float, float>(f, "a K-major");
+}
+
+/// pack_k_major on this backend against a host loop: `rows` x `cols` of a source with strides rs, cs
+/// (allocated with `offset` extra elements in front, so that its runs start off 16-byte boundaries),
+/// into rows of `pitch`, zero-padded or not; the elements of dst past what the pack writes keep their
+/// sentinel.
+template <class T>
+void expect_pack_k_major(int64_t rows, int64_t cols, bool along_rows, int64_t lead, int64_t offset, int64_t pitch,
+                         bool zero_pad) {
+  SCOPED_TRACE(fmt::format("{} {}x{} source contiguous along {}, leading dimension {}, offset {}, pitch {}{}",
+                           dtype_name(TypeTraits<T>::dtype), rows, cols, along_rows ? "i" : "j", lead, offset, pitch,
+                           zero_pad ? ", zero-padded" : ""));
+  const int64_t rs = along_rows ? 1 : lead, cs = along_rows ? lead : 1;
+  const int64_t src_n = offset + (along_rows ? lead * cols : lead * rows);
+  Kokkos::View<T*> src("src", src_n), dst("dst", rows * pitch + 7);
+  auto hs = Kokkos::create_mirror_view(src);
+  for (int64_t e = 0; e < src_n; ++e) hs(e) = convert<T>(float((e * 37 + 11) % 101) - 50.0f);
+  Kokkos::deep_copy(src, hs);
+  const T sentinel = convert<T>(99.0f);
+  Kokkos::deep_copy(dst, sentinel);
+  tilekit::detail::pack_k_major(src.data() + offset, rows, cols, rs, cs, dst.data(), pitch, Kokkos::DefaultExecutionSpace(),
+                       zero_pad);
+  Kokkos::fence();
+  auto hd = Kokkos::create_mirror_view(dst);
+  Kokkos::deep_copy(hd, dst);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < pitch; ++j) {
+      const T want = j < cols ? hs(offset + i * rs + j * cs) : zero_pad ? convert<T>(0.0f) : sentinel;
+      if (std::memcmp(&hd(i * pitch + j), &want, sizeof(T)) != 0 && ++wrong <= 3)
+        ADD_FAILURE() << "element (" << i << ", " << j << ")";
+    }
+  for (int64_t e = rows * pitch; e < rows * pitch + 7; ++e)
+    EXPECT_EQ(std::memcmp(&hd(e), &sentinel, sizeof(T)), 0) << "written past the last row";
+  EXPECT_EQ(wrong, 0);
+}
+
+template <class T>
+void expect_pack_k_major_cases() {
+  constexpr int64_t v = 16 / int64_t(sizeof(T));
+  // Transposes (source contiguous along i): whole blocks; ragged rows and columns; a leading
+  // dimension or a base off 16 bytes (element loads); zero padding to the pitch.
+  expect_pack_k_major<T>(16 * v, 256, true, 16 * v, 0, 256, false);
+  expect_pack_k_major<T>(8 * v + 3, 130, true, 8 * v + 5, 0, 130 + v, true);
+  expect_pack_k_major<T>(37, 45, true, 40, 1, 48, true);
+  expect_pack_k_major<T>(5, 300, true, 5, 0, 300, false);
+  // Row copies (source contiguous along j): aligned, and a pitch that is not whole vectors.
+  expect_pack_k_major<T>(33, 4 * v, false, 4 * v, 0, 4 * v, false);
+  expect_pack_k_major<T>(19, 2 * v + 1, false, 2 * v + 3, 0, 3 * v, true);
+  expect_pack_k_major<T>(9, 129, false, 131, 2, 129 + v, false);
+}
+
+TEST(MatmulPacking, PackKMajorCopiesEveryElementOfEveryLayoutAndPadsWithZeros) {
+  expect_pack_k_major_cases<float>();
+  expect_pack_k_major_cases<double>();
+  expect_pack_k_major_cases<int8_t>();
+  expect_pack_k_major_cases<f16>();
 }
 
 // --- split K (MatmulConfig::k_splits): f32 SIMT tiles on CUDA ----------------------------------------

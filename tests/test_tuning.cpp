@@ -761,6 +761,33 @@ TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
                   .config.ws);
 }
 
+TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedThem) {
+  // TF32 64x11008x4096 with row-major B: the warp-specialised tiles would first copy all 180 MB of
+  // B K-major, longer than the product itself; the mma.sync tile reads B as it is stored. With B
+  // column-major (K-major) the warp-specialised tile wins as before.
+  GpuModelDevice h100;
+  h100.peak_flops = 494e12;
+  const auto cands = gpu_model_candidates(DType::f32, Math::tf32, true, 90);
+  OperandOrders row_b;
+  row_b.b_k_major = false;
+  const auto copied = rank_gpu_matmul(cands, DType::f32, DType::f32, 64, 11008, 4096, h100, row_b);
+  EXPECT_FALSE(copied.front().config.ws) << copied.front().config.name();
+  EXPECT_TRUE(rank_gpu_matmul(cands, DType::f32, DType::f32, 64, 11008, 4096, h100).front().config.ws);
+  // Every ws candidate's time grows by the copy; f16/bf16 (TMA reads either order) and the
+  // mma.sync tiles are ranked the same either way.
+  const auto k_major = rank_gpu_matmul(cands, DType::f32, DType::f32, 4096, 4096, 4096, h100);
+  const auto b_rows = rank_gpu_matmul(cands, DType::f32, DType::f32, 4096, 4096, 4096, h100, row_b);
+  ASSERT_EQ(k_major.size(), b_rows.size());
+  const double copy_s = 2.0 * 4096.0 * 4096 * 4 / h100.pack_bytes_per_s;
+  for (const RankedConfig& a : k_major)
+    for (const RankedConfig& b : b_rows)
+      if (a.config == b.config) EXPECT_NEAR(b.seconds - a.seconds, a.config.ws ? copy_s : 0.0, 1e-9) << a.config.name();
+  const auto f16 = gpu_model_candidates(DType::f16, Math::ieee, true, 90);
+  OperandOrders neither{false, false};
+  EXPECT_EQ(rank_gpu_matmul(f16, DType::f16, DType::f16, 64, 11008, 4096, h100, neither).front().seconds,
+            rank_gpu_matmul(f16, DType::f16, DType::f16, 64, 11008, 4096, h100).front().seconds);
+}
+
 TEST(MatmulModel, PredictsMoreTimeForMoreWorkAndRanksEveryCandidate) {
   GpuModelDevice h100;
   h100.peak_flops = 989e12;

@@ -142,14 +142,15 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
     case DType::f16:
     case DType::bf16: return wgmma ? with_ws_splits(kWgmmaF16) : list(kMmaF16);
     case DType::f64: return list(kDmma);
-    case DType::i8: return wgmma ? list(kWgmmaImma) : list(kImma);
+    case DType::i8: return wgmma ? with_ws_splits(kWgmmaImma) : list(kImma);
     case DType::f32: return math == Math::tf32 ? (wgmma ? with_ws_splits(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
     default: return {};
   }
 }
 
 std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
-                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev) {
+                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev,
+                                          OperandOrders orders) {
   std::vector<RankedConfig> ranked;
   const double sms = std::max(dev.sms, 1);
   // Relative units where the peak is unknown: the ranking is the same.
@@ -187,9 +188,20 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (sum_pass)
       r.seconds += kSplitSumFixedSeconds + double(M) * double(N) *
                                                (4.0 * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
+    // The TF32 and i8 warp-specialised tiles load K-major operands only: any other is copied first,
+    // read once and written once (at 64x11008x4096 TF32 with row-major B the copy of B took longer
+    // than the product; perf notes 51).
+    const bool k_major_only = c.ws && (in == DType::f32 || in == DType::i8);
+    double packed_bytes = 0.0;
+    if (k_major_only && !orders.a_k_major) packed_bytes += double(M) * K;
+    if (k_major_only && !orders.b_k_major) packed_bytes += double(K) * N;
+    r.seconds += 2.0 * packed_bytes * double(dtype_size(in)) / dev.pack_bytes_per_s;
     r.waves = double(tiles) / (sms * t.teams_per_sm);
-    r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps", tiles, splits > 1 ? fmt::format(" (K split {})", splits) : "",
-                         r.waves, k_steps);
+    r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps{}", tiles,
+                         splits > 1 ? fmt::format(" (K split {})", splits) : "", r.waves, k_steps,
+                         packed_bytes > 0 ? fmt::format(", {:.0f} MB copied K-major first",
+                                                        packed_bytes * double(dtype_size(in)) / 1e6)
+                                          : "");
     ranked.push_back(std::move(r));
   }
   std::stable_sort(ranked.begin(), ranked.end(),
@@ -198,7 +210,7 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
 }
 
 std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
-                                               int* sms) {
+                                               int* sms, OperandOrders orders) {
   const bool wgmma = warpgroup_mma_available() && std::max({M, N, K}) <= int64_t(INT32_MAX);
   const std::vector<GpuTileModel> candidates = gpu_model_candidates(in, math, wgmma, cuda_compute_capability());
   GpuModelDevice dev;
@@ -216,7 +228,7 @@ std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, i
   };
   // The long-K grouped order of the 128x256 ws tile (matmul_defaults.cpp) is an order, not a tile.
   const MatmulConfig shaped = default_matmul_config("cuda", in, M, N, K, math);
-  for (RankedConfig& r : rank_gpu_matmul(candidates, in, out, M, N, K, dev)) {
+  for (RankedConfig& r : rank_gpu_matmul(candidates, in, out, M, N, K, dev, orders)) {
     if (!runnable(r.config)) continue;
     MatmulConfig& c = r.config;
     if (shaped.bm == c.bm && shaped.bn == c.bn && shaped.bk == c.bk && shaped.ws == c.ws && shaped.wgmma == c.wgmma &&
@@ -232,9 +244,10 @@ bool model_ranks_thin_shape(DType in, int64_t M, int64_t N) {
          std::min(M, N) >= kModelThinMinRows;
 }
 
-MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why) {
+MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why,
+                                 OperandOrders orders) {
   int sms = 0;
-  const std::vector<RankedConfig> ranked = model_ranked_configs(in, out, M, N, K, math, &sms);
+  const std::vector<RankedConfig> ranked = model_ranked_configs(in, out, M, N, K, math, &sms, orders);
   if (ranked.empty()) {
     if (why) *why = "the model has no candidate this GPU runs for the type; using the shape default";
     return default_matmul_config("cuda", in, M, N, K, math);

@@ -29,6 +29,17 @@ struct GpuModelDevice {
   int sms = 132;                     ///< streaming multiprocessors
   double peak_flops = 0.0;           ///< the type's peak (FLOP/s; core/peak.hpp); 0: relative times
   double store_bytes_per_s = 3.35e12;  ///< DRAM bandwidth the stores of C share
+  /// Bytes read plus bytes written per second by the copy that makes an operand K-major for the
+  /// tiles that load only K-major operands (gpu/pack.hpp; perf notes 51).
+  double pack_bytes_per_s = 2.5e12;
+};
+
+/// Which operands run along K in memory (op(A) row-major, op(B) column-major): the TF32 and i8
+/// warp-specialised tiles copy any other operand K-major before the product, at a cost the model
+/// counts.
+struct OperandOrders {
+  bool a_k_major = true;
+  bool b_k_major = true;
 };
 
 /// A candidate and its predicted time.
@@ -45,13 +56,14 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
 
 /// Every candidate ranked by predicted time, fastest first (ties: the order of `candidates`).
 std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
-                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev);
+                                          int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev,
+                                          OperandOrders orders = {});
 
 /// The candidates this build's GPU runs, ranked for the problem (rank_gpu_matmul over
 /// gpu_model_candidates), with the shape rules of the defaults that are not tile choices (the
 /// grouped order of long-K ws tiles); `sms` (if given) receives the SM count used.
 std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
-                                               int* sms = nullptr);
+                                               int* sms = nullptr, OperandOrders orders = {});
 
 /// Whether `auto` asks the model rather than taking the thin kernel for a product with a thin side
 /// (M or N up to kThinMaxRows): f16/bf16 on the warp-specialised tiles with enough rows.
@@ -60,7 +72,7 @@ bool model_ranks_thin_shape(DType in, int64_t M, int64_t N);
 /// The model's pick for this build's GPU: the first of model_ranked_configs (the shape default where
 /// the type has no candidate). `why` (if given) says what was ranked and the runners-up.
 MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math,
-                                 std::string* why = nullptr);
+                                 std::string* why = nullptr, OperandOrders orders = {});
 
 }  // namespace tuning
 }  // namespace tilekit

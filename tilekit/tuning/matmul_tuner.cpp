@@ -340,7 +340,9 @@ MatmulPlan plan_matmul(const MatmulTuneRequest& req) {
     if (req.strategy == Strategy::model && !thin) {  // the model's top candidates for this shape
       const std::size_t want = std::size_t(req.budget.count > 0 ? req.budget.count : kModelCandidates);
       std::size_t taken = 0;
-      for (const RankedConfig& r : model_ranked_configs(req.in, req.out, shape[0], shape[1], shape[2], req.math)) {
+      const OperandOrders orders{!req.layouts.a_col, req.layouts.b_col};
+      for (const RankedConfig& r :
+           model_ranked_configs(req.in, req.out, shape[0], shape[1], shape[2], req.math, nullptr, orders)) {
         if (taken == want) break;
         ++taken;
         if (std::find(picks.begin(), picks.end(), r.config) == picks.end()) picks.push_back(r.config);
@@ -683,7 +685,12 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     const auto arrow = key.types.find("->");
     if (arrow == std::string::npos || !parse_dtype(key.types.substr(arrow + 2), out)) out = default_out_dtype(in);
     std::string model_why;
-    r.config = model_matmul_config(in, out, key.shape[0], key.shape[1], key.shape[2], math, &model_why);
+    // The key's layouts ("a=row,b=col,c=row") are those of op(A) and op(B): row-major op(A) and
+    // column-major op(B) run along K.
+    OperandOrders orders;
+    orders.a_k_major = key.layout.find("a=col") == std::string::npos;
+    orders.b_k_major = key.layout.find("b=col") != std::string::npos;
+    r.config = model_matmul_config(in, out, key.shape[0], key.shape[1], key.shape[2], math, &model_why, orders);
     if (valid(r.config).empty()) {
       r.source = "model";
       r.why = fmt::format("{}no tuned entry for {}; {}", skipped, key.str(), model_why);

@@ -137,9 +137,9 @@ struct WgmmaTileShape {
   static constexpr bool tf32 = TF32_;
   static constexpr bool i8 = I8_;
   /// May split K (MatmulConfig::k_splits): the warp-specialised tiles of 128 or 256 columns, whose
-  /// partial sums a second kernel adds in f32 (launch_wgmma_ws_split_k), for deep K over few tiles
-  /// of C; not the i8 ones (their sums are i32).
-  static constexpr bool split_k = WS_ && BN_ >= 128 && !I8_;
+  /// partial sums (f32; i32 for i8) a second kernel adds (launch_wgmma_ws_split_k), for deep K over
+  /// few tiles of C.
+  static constexpr bool split_k = WS_ && BN_ >= 128;
   static constexpr bool runs(DType in) {
     return I8_ ? in == DType::i8 : TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16;
   }

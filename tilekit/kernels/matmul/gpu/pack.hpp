@@ -28,18 +28,31 @@ namespace detail {
 
 /// Copies an R x L operand (element (i, j) at src[i * rs + j * cs]) into dst[i * pitch + j], rows
 /// contiguous along j (K); with zero_pad, columns L .. pitch - 1 of each row are written as zeros
-/// (a K padded to whole vectors adds nothing to the product). One team per 64 x 64 block, through a
-/// padded block in team scratch: the reads run along the source's contiguous dimension and the
-/// writes along j, both coalesced (a transpose where the source is contiguous along i).
+/// (a K padded to whole vectors adds nothing to the product). One team per block of kBlockI rows
+/// (128 bytes of a source column) x kBlockJ columns, moved in 16-byte vectors where the addresses
+/// allow (vec_src, vec_dst), element by element elsewhere:
+///   - a source contiguous along i (a transpose): each column's 128 bytes are read in vectors (two
+///     lanes a 32-byte sector), scattered into a padded block in team scratch, and the block's rows
+///     written out in vectors along j;
+///   - any other source: rows copied along j, vector to vector, with no scratch.
+/// Every lane keeps kPerLane vectors in flight before it stores any (docs/perf-notes.md section 51:
+/// the 64 x 64 element-wise form moved ~1.7 TB/s for f32 and a quarter of that for i8).
 template <class T>
 struct PackKMajor {
   using policy_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>;
   using member_type = typename policy_type::member_type;
-  // 64: with 32 x 32 blocks a column-major 4096^3 ran 313 TFLOP/s against 377 with K-major operands
-  // (~75 us to pack A: ~1.7 TB/s)
-  static constexpr int kBlock = 64;
+  static constexpr int kVec = 16 / int(sizeof(T));  ///< elements per 16-byte vector
+  static constexpr int kBlockI = 8 * kVec;          ///< rows of dst per block: 8 vectors of a source column
+  static constexpr int kBlockJ = 128;               ///< columns (K) per block
+  static constexpr int kPitch = kBlockJ + kVec;     ///< scratch row: one vector of padding (bank spread)
+  static constexpr int kLanes = 256;                ///< the work of a block is dealt to 256 lanes
+  static constexpr int kPerLane = kBlockI / kVec * kBlockJ / kLanes;  ///< vectors per lane: 4
+  struct alignas(16) Vec {
+    T v[kVec];
+  };
+  static_assert(kPerLane * kLanes * kVec == kBlockI * kBlockJ, "whole vectors per lane");
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    return std::size_t(kBlock) * (kBlock + 1) * sizeof(T);
+    return std::size_t(kBlockI) * kPitch * sizeof(T) + 16;  // +16: the base aligned up to 16 bytes
   }
 
   const T* src = nullptr;
@@ -47,23 +60,76 @@ struct PackKMajor {
   int64_t R = 0, L = 0, rs = 0, cs = 0, pitch = 0;
   int64_t written = 0;  ///< columns written per row: L, or pitch with zero_pad
   int64_t blocks_j = 1;
+  bool transpose = false;  ///< the source is contiguous along i
+  bool vec_src = false;    ///< the source's contiguous runs start on 16-byte boundaries
+  bool vec_dst = false;    ///< dst and its pitch are whole 16-byte vectors
+
+  /// Vector q (kVec elements along j) of row i: from the source where j < L, zeros beyond.
+  KOKKOS_INLINE_FUNCTION Vec load_row_vector(int64_t i, int64_t j) const {
+    Vec x;
+    if (vec_src && j + kVec <= L) return *reinterpret_cast<const Vec*>(src + i * rs + j);
+    for (int e = 0; e < kVec; ++e) x.v[e] = j + e < L ? src[i * rs + (j + e) * cs] : convert<T>(0.0f);
+    return x;
+  }
+  /// kVec elements of column j from row i on (the source contiguous along i); zeros beyond L.
+  KOKKOS_INLINE_FUNCTION Vec load_column_vector(int64_t i, int64_t j) const {
+    Vec x;
+    if (j < L && vec_src && i + kVec <= R) return *reinterpret_cast<const Vec*>(src + i + j * cs);
+    for (int e = 0; e < kVec; ++e) x.v[e] = j < L && i + e < R ? src[i + e + j * cs] : convert<T>(0.0f);
+    return x;
+  }
+  KOKKOS_INLINE_FUNCTION void store_row_vector(int64_t i, int64_t j, const Vec& x) const {
+    if (vec_dst && j + kVec <= written) {
+      *reinterpret_cast<Vec*>(dst + i * pitch + j) = x;
+      return;
+    }
+    for (int e = 0; e < kVec; ++e)
+      if (j + e < written) dst[i * pitch + j + e] = x.v[e];
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int64_t i0 = team.league_rank() / blocks_j * kBlock, j0 = team.league_rank() % blocks_j * kBlock;
-    T* block = static_cast<T*>(team.team_scratch(0).get_shmem(scratch_bytes()));
-    const bool along_i = rs == 1 && cs != 1;  // the source is contiguous along i
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
-      const int fast = e % kBlock, slow = e / kBlock;
-      const int ii = along_i ? fast : slow, jj = along_i ? slow : fast;
-      T v = convert<T>(0.0f);
-      if (i0 + ii < R && j0 + jj < L) v = src[(i0 + ii) * rs + (j0 + jj) * cs];
-      block[ii * (kBlock + 1) + jj] = v;
-    });
+    const int64_t i0 = team.league_rank() / blocks_j * kBlockI, j0 = team.league_rank() % blocks_j * kBlockJ;
+    constexpr int kRowVectors = kBlockJ / kVec;  // vectors along j in a block row
+    if (!transpose) {  // rows along j, vector to vector
+      for (int lane = team.team_rank(); lane < kLanes; lane += team.team_size()) {
+        Vec x[kPerLane] = {};
+        for (int u = 0; u < kPerLane; ++u) {
+          const int v = lane + u * kLanes, ii = v / kRowVectors, q = v % kRowVectors;
+          if (i0 + ii < R && j0 + q * kVec < written) x[u] = load_row_vector(i0 + ii, j0 + q * kVec);
+        }
+        for (int u = 0; u < kPerLane; ++u) {
+          const int v = lane + u * kLanes, ii = v / kRowVectors, q = v % kRowVectors;
+          if (i0 + ii < R && j0 + q * kVec < written) store_row_vector(i0 + ii, j0 + q * kVec, x[u]);
+        }
+      }
+      return;
+    }
+    char* raw = static_cast<char*>(team.team_scratch(0).get_shmem(scratch_bytes()));
+    T* block = reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    // Columns in: lane pairs read the two vectors of a 32-byte sector of column jj; the kPerLane
+    // vectors of a lane are kBlockI / kVec / kPerLane = 2 vectors apart along i.
+    for (int lane = team.team_rank(); lane < kLanes; lane += team.team_size()) {
+      const int warp = lane / 32, l = lane % 32;
+      const int jj = warp * 16 + l / 2;
+      Vec x[kPerLane];
+      for (int u = 0; u < kPerLane; ++u) {
+        const int iv = 2 * u + l % 2;
+        x[u] = load_column_vector(i0 + iv * kVec, j0 + jj);
+      }
+      for (int u = 0; u < kPerLane; ++u) {
+        const int iv = 2 * u + l % 2;
+        for (int e = 0; e < kVec; ++e) block[(iv * kVec + e) * kPitch + jj] = x[u].v[e];
+      }
+    }
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kBlock * kBlock), [&](int e) {
-      const int jj = e % kBlock, ii = e / kBlock;
-      if (i0 + ii < R && j0 + jj < written) dst[(i0 + ii) * pitch + j0 + jj] = block[ii * (kBlock + 1) + jj];
-    });
+    // Rows out: consecutive lanes take consecutive vectors of a row.
+    for (int lane = team.team_rank(); lane < kLanes; lane += team.team_size()) {
+      for (int u = 0; u < kPerLane; ++u) {
+        const int v = lane + u * kLanes, ii = v / kRowVectors, q = v % kRowVectors;
+        if (i0 + ii < R && j0 + q * kVec < written)
+          store_row_vector(i0 + ii, j0 + q * kVec, *reinterpret_cast<const Vec*>(block + ii * kPitch + q * kVec));
+      }
+    }
   }
 };
 
@@ -81,14 +147,22 @@ bool k_major_for_tma(const T* data, int64_t k_stride, int64_t row_pitch, int64_t
 template <class T>
 void pack_k_major(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, T* dst, int64_t pitch,
                   const Kokkos::DefaultExecutionSpace& space, bool zero_pad = false) {
-  PackKMajor<T> f;
+  using F = PackKMajor<T>;
+  F f;
   f.src = src, f.dst = dst, f.R = rows, f.L = cols, f.rs = rs, f.cs = cs, f.pitch = pitch;
   f.written = zero_pad ? pitch : cols;
-  f.blocks_j = (f.written + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock;
+  f.blocks_j = (f.written + F::kBlockJ - 1) / F::kBlockJ;
+  f.transpose = rs == 1 && cs != 1;
+  const auto aligned = [](const void* ptr, int64_t stride) {
+    return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+  };
+  f.vec_src = f.transpose ? aligned(src, cs) : cs == 1 && aligned(src, rs);
+  f.vec_dst = aligned(dst, pitch);
   // (a league of up to 2^31 - 1 blocks: over 2^43 elements, beyond any GPU's memory)
-  const int64_t league = (rows + PackKMajor<T>::kBlock - 1) / PackKMajor<T>::kBlock * f.blocks_j;
-  typename PackKMajor<T>::policy_type policy(space, int(league), 256, 1);
-  policy.set_scratch_size(0, Kokkos::PerTeam(PackKMajor<T>::scratch_bytes()));
+  const int64_t league = (rows + F::kBlockI - 1) / F::kBlockI * f.blocks_j;
+  const int team = is_gpu_space<Kokkos::DefaultExecutionSpace>() ? F::kLanes : 1;
+  typename F::policy_type policy(space, int(league), team, 1);
+  if (f.transpose) policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes()));
   Kokkos::parallel_for("tilekit::pack_k_major", policy, f);
 }
 

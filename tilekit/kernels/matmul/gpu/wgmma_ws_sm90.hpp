@@ -225,8 +225,9 @@ struct Sm90WgmmaWsMatmul {
                 "stage buffers on swizzle atoms");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kKMajorOnly && BN % 128 == 0),
                 "clusters of 2 teams, f16/bf16, each team multicasting whole 64-column blocks of B");
-  static_assert(!SPLIT_K || (CLUSTER == 1 && std::is_same<TOut, float>::value && ACT == int(Activation::none)),
-                "split K: one team a tile, partial sums in f32, the epilogue in the reduction");
+  static_assert(!SPLIT_K || (CLUSTER == 1 && std::is_same<TOut, std::conditional_t<Tile::i8, int32_t, float>>::value &&
+                             ACT == int(Activation::none)),
+                "split K: one team a tile, partial sums in f32 (i32 for i8), the epilogue in the reduction");
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
@@ -515,12 +516,15 @@ struct Sm90WgmmaWsMatmul {
           });
         const bool staged_bias = !kI8 && p.bias && !bias_in_acc;
         if (staged_bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
-        if constexpr (kI8) {
-          store_wgmma_s32<BN>(p, acc, m0 + c * 64, n0, tid % 128);
-        } else if constexpr (SPLIT_K) {  // this split's partial C: the problem's C shifted by whole partial matrices
+        if constexpr (SPLIT_K) {  // this split's partial C: the problem's C shifted by whole partial matrices
           MatmulProblem<TIn, TOut> pc = p;
           pc.c.data += int64_t(split) * c_split_stride;
-          store_wgmma_accumulators<BN, ACT>(pc, acc, m0 + c * 64, n0, tid % 128, nullptr, false);
+          if constexpr (kI8)
+            store_wgmma_s32<BN>(pc, acc, m0 + c * 64, n0, tid % 128);
+          else
+            store_wgmma_accumulators<BN, ACT>(pc, acc, m0 + c * 64, n0, tid % 128, nullptr, false);
+        } else if constexpr (kI8) {
+          store_wgmma_s32<BN>(p, acc, m0 + c * 64, n0, tid % 128);
         } else {
           store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
                                             bias_in_acc);
@@ -830,18 +834,18 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
 /// then alpha, beta, the bias and the activation as every kernel applies them (store_c_element).
 /// The partial matrices have C's storage order (column-major where C is: both sides coalesced),
 /// `stride` elements apart; one thread an element of C.
-template <class TIn, class TOut>
+template <class TIn, class TOut, class TPartial>
 struct WsSplitKSum {
   MatmulProblem<TIn, TOut> p;
-  const float* partials = nullptr;
+  const TPartial* partials = nullptr;
   int splits = 1;
   int64_t stride = 0;
   bool col_major = false;
 
   KOKKOS_INLINE_FUNCTION void operator()(int64_t e) const {
     const int64_t i = col_major ? e % p.M : e / p.N, j = col_major ? e / p.M : e % p.N;
-    const float* part = partials + e;
-    float sum = part[0];
+    const TPartial* part = partials + e;
+    TPartial sum = part[0];
     for (int s = 1; s < splits; ++s) sum += part[s * stride];
     store_c_element(p, i, j, typename TypeTraits<TIn>::compute(sum));
   }
@@ -849,9 +853,9 @@ struct WsSplitKSum {
 
 /// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 48): where the tiles of C
 /// are too few to fill the GPU and K is deep, `splits` work items per tile, each over k_per_split
-/// values of K (whole K steps), store their sums in f32 into one partial C per split (the
-/// partial-sum workspace), and a second kernel adds them in split order and applies the epilogue. The partial
-/// kernel is the same persistent kernel (SPLIT_K: no bias, no activation, f32 out), so its loads
+/// values of K (whole K steps), store their sums in f32 (i8: i32, exact) into one partial C per split
+/// (the partial-sum workspace), and a second kernel adds them in split order and applies the epilogue.
+/// The partial kernel is the same persistent kernel (SPLIT_K: no bias, no activation), so its loads
 /// (TMA, packing where TMA cannot describe an operand) are those of launch_wgmma_ws. Deterministic:
 /// the same inputs and config give the same bits.
 template <class Tile, class TIn, class TOut>
@@ -859,7 +863,8 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
                              int64_t k_per_split, const std::string& label, const Kokkos::DefaultExecutionSpace& space,
                              const MatmulLaunchOptions& options, MatmulLaunchReport& report) {
   using ES = Kokkos::DefaultExecutionSpace;
-  using F = Sm90WgmmaWsMatmul<ES, Tile, TIn, float, int(Activation::none), 1, true>;
+  using TPartial = std::conditional_t<Tile::i8, int32_t, float>;
+  using F = Sm90WgmmaWsMatmul<ES, Tile, TIn, TPartial, int(Activation::none), 1, true>;
   const bool col_major = p.c.rs == 1 && p.c.cs != 1;
   // Each partial C starts on a 256-byte boundary (the epilogue's vector stores stay aligned).
   const int64_t stride = (p.M * p.N + 63) / 64 * 64;
@@ -876,17 +881,17 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   void* stream = stream_handle(space);
   void* partials = nullptr;
   const std::string why =
-      acquire_partial_sum_workspace(std::size_t(splits) * std::size_t(stride) * sizeof(float), stream, partials);
+      acquire_partial_sum_workspace(std::size_t(splits) * std::size_t(stride) * sizeof(TPartial), stream, partials);
   if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
-  float* const part = static_cast<float*>(partials);
-  f.p.c = col_major ? StridedMatrix<float>{part, p.M, p.N, 1, p.M} : StridedMatrix<float>{part, p.M, p.N, p.N, 1};
+  TPartial* const part = static_cast<TPartial*>(partials);
+  f.p.c = col_major ? StridedMatrix<TPartial>{part, p.M, p.N, 1, p.M} : StridedMatrix<TPartial>{part, p.M, p.N, p.N, 1};
   try {
     launch_wgmma_ws(f, cfg, label, space, options, report);
   } catch (...) {
     release_partial_sum_workspace(stream);
     throw;
   }
-  WsSplitKSum<TIn, TOut> sum;
+  WsSplitKSum<TIn, TOut, TPartial> sum;
   sum.p = p;
   sum.partials = part;
   sum.splits = splits;
