@@ -42,6 +42,11 @@ constexpr double kDramOverlapLoss = 0.1;
 // 64x128 tile against the thin kernel: 8 rows 14.2 / 6.5 TFLOP/s, 16 rows 26.1 / 12.9; at 4 rows
 // 6.6 / 6.5; perf notes 48).
 constexpr int64_t kModelThinMinRows = 8;
+// The mma.sync tiles read an operand that does not run along K as it is stored: f64 at full speed
+// (8-byte units), TF32 and i8 at about half their K-major rate (4-byte loads of single elements, i8
+// gathered a byte at a time). TF32 row-major B on an H200, 128x128 tile: 64x11008x4096 27.2 TFLOP/s
+// where the model's K-major rate predicted 52.6, 256x8192x8192 89 for 161 (perf notes 51).
+constexpr double kMmaMnMajorEfficiency = 0.5;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
@@ -165,8 +170,11 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     r.config.k_splits = splits;
     const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
     const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
+    const bool mn_major = !orders.a_k_major || !orders.b_k_major;
+    const double efficiency =
+        t.efficiency * (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0);
     // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
-    const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * t.efficiency);
+    const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * efficiency);
     const double store = double(c.bm) * c.bn * double(dtype_size(splits > 1 ? DType::f32 : out)) / store_per_sm;
     const double tile_full = (double(k_steps) + kPrologueSteps) * step + store;
     const int64_t per_sm = ceil_div(tiles, int64_t(sms));
@@ -195,7 +203,8 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     double packed_bytes = 0.0;
     if (k_major_only && !orders.a_k_major) packed_bytes += double(M) * K;
     if (k_major_only && !orders.b_k_major) packed_bytes += double(K) * N;
-    r.seconds += 2.0 * packed_bytes * double(dtype_size(in)) / dev.pack_bytes_per_s;
+    r.seconds += 2.0 * packed_bytes * double(dtype_size(in)) /
+                 (in == DType::i8 ? dev.pack_i8_bytes_per_s : dev.pack_bytes_per_s);
     r.waves = double(tiles) / (sms * t.teams_per_sm);
     r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps{}", tiles,
                          splits > 1 ? fmt::format(" (K split {})", splits) : "", r.waves, k_steps,

@@ -30,8 +30,10 @@ struct GpuModelDevice {
   double peak_flops = 0.0;           ///< the type's peak (FLOP/s; core/peak.hpp); 0: relative times
   double store_bytes_per_s = 3.35e12;  ///< DRAM bandwidth the stores of C share
   /// Bytes read plus bytes written per second by the copy that makes an operand K-major for the
-  /// tiles that load only K-major operands (gpu/pack.hpp; perf notes 51).
-  double pack_bytes_per_s = 2.5e12;
+  /// tiles that load only K-major operands (gpu/pack.hpp): f32 and i8 as measured on an H200 (perf
+  /// notes 51).
+  double pack_bytes_per_s = 2.6e12;
+  double pack_i8_bytes_per_s = 1.6e12;
 };
 
 /// Which operands run along K in memory (op(A) row-major, op(B) column-major): the TF32 and i8

@@ -190,6 +190,45 @@ __device__ inline void wgmma_step_s8(float (&acc)[BN / 2], const uint16_t* As, c
   wgmma_commit();
 }
 
+/// Whether C's rows take the epilogue's vector stores (store_block_pair_wide): row-major, a base and
+/// a pitch of whole 4-element vectors (8 bytes for 16-bit C, 16 for 32-bit).
+template <class TOut>
+__device__ inline bool wide_store_rows(const StridedMatrix<TOut>& c) {
+  return c.cs == 1 && reinterpret_cast<uintptr_t>(c.data) % (4 * sizeof(TOut)) == 0 && c.rs % 4 == 0;
+}
+
+/// This thread's lane in its warp.
+__device__ inline int lane_in_warp() {
+  int lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+/// One row's outputs of the n8 blocks j and j + 1 as one vector store per lane. The four lanes t of
+/// a row hold two adjacent outputs of each block (a: block j, b: block j + 1; W 32-bit words: 1 for
+/// 16-bit C, 2 for 32-bit C); after one exchange between lanes t and t ^ 1, even lanes hold columns
+/// 2t .. 2t + 3 of block j and odd lanes columns 2t - 2 .. 2t + 1 of block j + 1, so that the row's
+/// 16 outputs leave in four stores that fill whole 32-byte sectors. Stored as pairs, every sector
+/// took two stores of half of it each, and the L2 (at 85% of its throughput) bounded the short-K
+/// products (f16 16384^2 x 256; perf notes 51). row_j: the row's column 8j; all 32 lanes take part.
+template <int W>
+__device__ inline void store_block_pair_wide(void* row_j, int t, const uint32_t (&a)[W], const uint32_t (&b)[W]) {
+  const bool odd = t & 1;
+  uint32_t lo[W], hi[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    const uint32_t keep = odd ? b[w] : a[w];
+    const uint32_t other = __shfl_xor_sync(0xffffffffu, odd ? a[w] : b[w], 1);
+    lo[w] = odd ? other : keep;
+    hi[w] = odd ? keep : other;
+  }
+  char* const dst = static_cast<char*>(row_j) + (odd ? 2 * t + 6 : 2 * t) * (2 * W);
+  if constexpr (W == 1)
+    *reinterpret_cast<uint2*>(dst) = make_uint2(lo[0], hi[0]);
+  else
+    *reinterpret_cast<uint4*>(dst) = make_uint4(lo[0], lo[1], hi[0], hi[1]);
+}
+
 /// Epilogue of a warpgroup's 64 x BN i32 accumulators (i8 inputs; acc holds their bits, the layout
 /// of store_wgmma_accumulators): C = alpha acc + beta C + bias, relu where asked, in i32 (exact,
 /// as the other i8 tiles), each element predicated on lying inside C. row0: the warpgroup's first
@@ -203,6 +242,34 @@ __device__ inline void store_wgmma_s32(const MatmulProblem<TIn, TOut>& p, const 
   const int64_t rows_left = p.M - r0, cols_left = p.N - c0;
   const compute alpha = p.alpha, beta = p.beta;
   const bool relu = p.act == Activation::relu;
+  auto value = [&](int j, int v, const TOut& out) {
+    compute x = alpha * compute(__float_as_int(acc[j * 4 + v]));
+    if (beta != compute(0)) x += beta * compute(out);
+    if (p.bias) x += p.bias[c0 + j * 8 + v % 2];
+    if (relu && x < compute(0)) x = compute(0);
+    return TOut(x);
+  };
+  if constexpr (sizeof(TOut) == 4) {
+    if (p.M - row0 >= 64 && p.N - n0 >= BN && wide_store_rows(p.c)) {  // a whole tile: 16-byte stores
+#pragma unroll
+      for (int j = 0; j < BN / 8; j += 2) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          TOut* const row = &p.c(r0 + h * 8, n0);
+          uint32_t a[2], b[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const TOut ya = value(j, 2 * h + e, row[j * 8 + 2 * t + e]);
+            const TOut yb = value(j + 1, 2 * h + e, row[(j + 1) * 8 + 2 * t + e]);
+            a[e] = reinterpret_cast<const uint32_t&>(ya);
+            b[e] = reinterpret_cast<const uint32_t&>(yb);
+          }
+          store_block_pair_wide<2>(row + j * 8, t, a, b);
+        }
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
@@ -210,11 +277,7 @@ __device__ inline void store_wgmma_s32(const MatmulProblem<TIn, TOut>& p, const 
       const int row = (v / 2) * 8, col = j * 8 + v % 2;
       if (row < rows_left && col < cols_left) {
         TOut& out = p.c(r0 + row, c0 + col);
-        compute x = alpha * compute(__float_as_int(acc[j * 4 + v]));
-        if (beta != compute(0)) x += beta * compute(out);
-        if (p.bias) x += p.bias[c0 + col];
-        if (relu && x < compute(0)) x = compute(0);
-        out = TOut(x);
+        out = value(j, v, out);
       }
     }
   }
@@ -402,6 +465,40 @@ __device__ inline void store_wgmma_interior(const MatmulProblem<TIn, TOut>& p, c
       for (int q = 0; q < 2 * kGroup; ++q) b[q] = 0.0f;
     }
   };
+  // Row-major C on whole vectors: two n8 blocks at a time, each row's outputs in one vector store a
+  // lane (store_block_pair_wide).
+  if (wide_store_rows(p.c)) {
+    const int t = lane_in_warp() % 4;
+    TOut* const row0 = base - 2 * t;  // column 0 of the lane's first row (cs = 1)
+#pragma unroll
+    for (int j = 0; j < BN / 8; j += 2) {
+      float b[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) b[q] = BIAS && lane_bias ? lane_bias[2 * j + q] : 0.0f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        TOut* const row = row0 + h * rs8;
+        constexpr int W = sizeof(TOut) == 2 ? 1 : 2;
+        uint32_t y[2][W];
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj) {
+          const TOut* const out = base + (j + jj) * 8 + h * rs8;
+          float x0 = fmaf(alpha, acc[(j + jj) * 4 + 2 * h], b[2 * jj]);
+          float x1 = fmaf(alpha, acc[(j + jj) * 4 + 2 * h + 1], b[2 * jj + 1]);
+          if constexpr (BETA) x0 = fmaf(beta, convert<float>(out[0]), x0), x1 = fmaf(beta, convert<float>(out[1]), x1);
+          if constexpr (sizeof(TOut) == 2) {
+            y[jj][0] = activate_pair<ACT, TOut>(x0, x1);
+          } else {
+            const TOut y0 = convert<TOut>(activate_fixed<ACT>(x0)), y1 = convert<TOut>(activate_fixed<ACT>(x1));
+            y[jj][0] = reinterpret_cast<const uint32_t&>(y0);
+            y[jj][W - 1] = reinterpret_cast<const uint32_t&>(y1);
+          }
+        }
+        store_block_pair_wide<W>(row + j * 8, t, y[0], y[1]);
+      }
+    }
+    return;
+  }
   if constexpr (sizeof(TOut) == 2) {
     // 16-bit C: the two adjacent columns a lane holds per row (v = 0, 1 and 2, 3) are finished as one
     // packed pair: one conversion (and one tanh for gelu) per two elements, one 4-byte store where
