@@ -710,6 +710,15 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   EXPECT_EQ(model_pick(DType::f16, 8192, 8192, 1024), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
   // 54 tiles of 256x128 on 132 SMs leave most of them idle: a tile with more teams.
   EXPECT_NE(model_pick(DType::f32, 2304, 768, 3072), "bm256_bn128_bk16_tm16_tn8_g16_t256_v1");
+  // 576 tiles of 128x128 at 3072^3: the two-teams-an-SM tile would end on a group of one team,
+  // which runs no faster than two (SIMT tiles: no latency hidden); the one-team tile fills its waves.
+  GpuModelDevice h200;
+  h200.peak_flops = 132 * 1.98e9 * 256;  // f32 FMA: 128 lanes an SM
+  EXPECT_EQ(rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32, 3072,
+                            3072, 3072, h200)
+                .front()
+                .config.name(),
+            "bm128_bn128_bk16_tm8_tn8_g16_t256_v1");
   // Deep K on few tiles of C: K split across teams.
   GpuModelDevice h100;
   const auto ranked = rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32,

@@ -28,6 +28,12 @@ constexpr double kPrologueSteps = 2.0;
 // 0.7: of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4 prologue steps), the one whose picks came within 5% of
 // the best tile at the most zoo shapes, f16 and f32 together (perf notes 45).
 constexpr double kPartialGroupExponent = 0.7;
+// The SIMT tiles gain nothing from running fewer teams than an SM holds: a lone 128-thread team has
+// one warp per scheduler and no latency hidden (f32 3072^3 on an H200: the 2-teams-an-SM 128x128
+// tile, 2.2 waves with a last group of one team, 30.7 TFLOP/s against 34.5 for the 1-team tile the
+// exponent 0.7 ranked below it). Exponent 0 for them: of the menu's f32 rates at the zoo, the model's
+// picks then come within 5% of the best tile at 46 of 48 tile shapes, against 43 (perf notes 52).
+constexpr double kPartialGroupExponentSimt = 0.0;
 // Split K on the warp-specialised tiles: the model tries every split count from 2 to kMaxKSplits
 // for the tiles that split (tile_splits_k: one that fills the last wave is among them, whatever the
 // SM count), and the second kernel that adds the partial sums costs a launch and its tail besides
@@ -182,7 +188,8 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     r.seconds = double(groups) * tile_full;
     if (rest > 0)
       r.seconds +=
-          (double(k_steps) + kPrologueSteps) * step * std::pow(double(rest) / t.teams_per_sm, kPartialGroupExponent) +
+          (double(k_steps) + kPrologueSteps) * step *
+              std::pow(double(rest) / t.teams_per_sm, c.mma ? kPartialGroupExponent : kPartialGroupExponentSimt) +
           store;
     // No faster than DRAM delivers the operands once and takes C (or the partial sums) back: where
     // few rows or columns meet a long side (64x11008x4096), the tiles' own time underestimates it
