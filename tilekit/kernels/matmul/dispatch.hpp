@@ -150,7 +150,7 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
       const std::string label = fmt::format("tilekit::matmul_{}_{}_{}", dtype_name(TypeTraits<TIn>::dtype),
                                             dtype_name(TypeTraits<TOut>::dtype), cfg.tile_name());
       if constexpr (Tile::kernel == TileKernel::host_packed) {
-        detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands first
+        detail::launch_host_packed(f, cfg.team_size, space, label);  // packs the operands as teams reach them
       } else {
         if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90) {
           if constexpr (TileSplitsK<Tile>::value) {  // partial sums per split, then their sum and the epilogue

@@ -3,15 +3,18 @@
 // HostPackedTileShape); the choice of this kernel is made in MatmulFunctor (tilekit/kernels/matmul/dispatch.hpp).
 //
 // Loop nest, outermost first (BLIS names in brackets):
-//   pack    : two labelled parallel_for passes copy op(A) and op(B) once into a workspace, converted
-//             to the compute type (f16/bf16 -> f32 here, so the micro-kernel is the f32 one):
-//             A as MR-row slivers [kt][sliver][k][MR], B as NR-column slivers [kt][sliver][k][NR],
-//             K in panels of BK [KC]; slivers past M or N are zero-padded. Each B panel is packed
-//             once and read by every team of its column of C tiles (BLIS packs B per KC x NC panel
-//             shared by the threads; A per thread: here A is packed once for all N tiles too).
 //   league  : one team per BM x BN tile of C [MC x NC], grouped order; a team is one OpenMP thread.
 //   kt      : K panels of BK [pc loop]; running sums of the tile wait in a BM x BN compute-typed
 //             tile in team scratch between panels (L2), so f16/bf16 outputs never hold partial sums.
+//   pack    : op(A) and op(B) are packed once into a workspace, converted to the compute type
+//             (f16/bf16 -> f32 here, so the micro-kernel is the f32 one): A as MR-row slivers
+//             [kt][sliver][k][MR], B as NR-column slivers [kt][sliver][k][NR], K in panels of BK
+//             [KC]; slivers past M or N are zero-padded. Each block (a tile's slivers of one panel)
+//             is packed by the first teams that reach it, inside the team loop, just before its
+//             first use: the teams that need a block at once split its slivers between them, and
+//             later teams of its row or column of C tiles read it packed (PackedBlocks). Its first
+//             use so reads it from L2, not from memory after a separate pass over the whole
+//             operand, and one thread packs while the other computes (docs/perf-notes.md section 51).
 //   jr      : NR-column slivers of the B panel [jr loop]: one sliver (BK x NR) stays in L1 ...
 //   ir      : ... while the MR-row slivers of the A panel (BM x BK, in L2) stream past it [ir loop].
 //   k       : the micro-kernel: MR x NR accumulators in vector registers, one rank-1 update per k
@@ -34,9 +37,11 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <new>
 #include <utility>
 
 namespace tilekit {
@@ -112,7 +117,7 @@ struct PackSlivers {
   using pack_t = typename Packing::type;
   static constexpr int KG = Packing::kgroup;
   StridedMatrix<const TIn> src;  // rows = the sliver dimension (M or N), cols = K
-  pack_t* dst;
+  pack_t* dst = nullptr;
   PackedLayout layout;
 
   static int64_t at(int k, int r) { return (int64_t(k / KG) * LANES + r) * KG + k % KG; }
@@ -176,6 +181,38 @@ struct PackSlivers {
   }
 };
 
+/// The packing state of an operand's blocks (one block: the slivers of one C tile row or column in
+/// one K panel), for packing inside the team loop: per block a claim counter and a count of packed
+/// slivers, on a cache line of their own. A team that needs a block claims its unpacked slivers one
+/// at a time and packs them, then waits until the slivers others claimed are packed too; a team
+/// only ever waits on slivers being packed (packing waits on nothing), so every wait ends.
+struct PackedBlocks {
+  struct alignas(64) Block {
+    std::atomic<int> claimed;
+    std::atomic<int> packed;
+  };
+  Block* blocks = nullptr;
+  int64_t tiles = 0;  ///< blocks per panel
+
+  /// Packs (or waits for) the `count` slivers of block (kt, tile) that start at sliver s0 of the
+  /// operand: work items kt * slivers + s0 + i of `pack` (PackSlivers::operator()).
+  template <class Pack>
+  void ensure(const Pack& pack, int64_t kt, int64_t tile, int64_t s0, int count) const {
+    Block& b = blocks[kt * tiles + tile];
+    if (b.packed.load(std::memory_order_acquire) == count) return;
+    const int64_t w0 = kt * pack.layout.slivers + s0;
+    for (int i; (i = b.claimed.fetch_add(1, std::memory_order_relaxed)) < count;) {
+      pack(w0 + i);
+      b.packed.fetch_add(1, std::memory_order_release);
+    }
+    while (b.packed.load(std::memory_order_acquire) < count) {
+#if defined(TILEKIT_HOST_X86)
+      _mm_pause();
+#endif
+    }
+  }
+};
+
 template <class ExecSpace, class Tile, class TIn, class TOut>
 struct HostPackedMatmul {
   using compute = typename TypeTraits<TIn>::compute;
@@ -196,9 +233,11 @@ struct HostPackedMatmul {
   int group_m = 1;
   int tiles_m = 0, tiles_n = 0;
   int vector_length = 1;
-  const pack_t* a_packed = nullptr;
-  const pack_t* b_packed = nullptr;
   PackedLayout a_layout, b_layout;
+  /// op(A) and op(B)^T packed into the workspace inside the team loop, block by block.
+  PackSlivers<ExecSpace, TIn, Tile::isa, MR, true> a_pack;
+  PackSlivers<ExecSpace, TIn, Tile::isa, NR, false> b_pack;
+  PackedBlocks a_blocks, b_blocks;
   /// p is the transposed product C^T = op(B)^T op(A)^T of the caller's column-major C (so that
   /// the micro-tile's vectors run along C's contiguous dimension); the bias is then per row of p.c.
   bool transposed = false;
@@ -247,8 +286,12 @@ struct HostPackedMatmul {
       const int kn = p.K > 0 ? a_layout.depth_of(kt) : 0;
       const bool first = kt == 0, last = kt + 1 == panels;
       const int64_t a_sliver = p.K > 0 ? a_layout.sliver_elems(kt) : 0, b_sliver = p.K > 0 ? b_layout.sliver_elems(kt) : 0;
-      const pack_t* a_panel = p.K > 0 ? a_packed + a_layout.panel_offset(kt) + int64_t(tile_m) * kSliversM * a_sliver : nullptr;
-      const pack_t* b_panel = p.K > 0 ? b_packed + b_layout.panel_offset(kt) + int64_t(tile_n) * kSliversN * b_sliver : nullptr;
+      const pack_t* a_panel = p.K > 0 ? a_pack.dst + a_layout.panel_offset(kt) + int64_t(tile_m) * kSliversM * a_sliver : nullptr;
+      const pack_t* b_panel = p.K > 0 ? b_pack.dst + b_layout.panel_offset(kt) + int64_t(tile_n) * kSliversN * b_sliver : nullptr;
+      if (p.K > 0) {  // this panel's blocks, packed by the first teams that reach them
+        b_blocks.ensure(b_pack, kt, tile_n, int64_t(tile_n) * kSliversN, sn);
+        a_blocks.ensure(a_pack, kt, tile_m, int64_t(tile_m) * kSliversM, sm);
+      }
       for (int jr = tid; jr < sn; jr += nthr) {  // B sliver in L1 ...
         for (int ir = 0; ir < sm; ++ir) {        // ... A slivers stream past it
           compute* tile_sums = sums + (ir * kSliversN + jr) * (MR * NR);
@@ -261,8 +304,8 @@ struct HostPackedMatmul {
   }
 };
 
-/// Packs op(A) and op(B) into the calling thread's workspace and runs the team kernel: the launch
-/// of every HostPackedTileShape tile (launch_matmul).
+/// Runs the team kernel, which packs op(A) and op(B) into the calling thread's workspace as its
+/// teams reach them: the launch of every HostPackedTileShape tile (launch_matmul).
 template <class ExecSpace, class Tile, class TIn, class TOut>
 void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, int team_size,
                         const ExecSpace& space, const std::string& label) {
@@ -291,19 +334,22 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
   if (p.K > 0) {
     const std::size_t a_elems = std::size_t(f.a_layout.elems()), b_elems = std::size_t(f.b_layout.elems());
     const std::size_t a_bytes = (a_elems * sizeof(pack_t) + 63) / 64 * 64;
-    char* ws = static_cast<char*>(host_pack_workspace(a_bytes + b_elems * sizeof(pack_t)));
-    pack_t* ap = reinterpret_cast<pack_t*>(ws);
-    pack_t* bp = reinterpret_cast<pack_t*>(ws + a_bytes);
+    const std::size_t b_bytes = (b_elems * sizeof(pack_t) + 63) / 64 * 64;
+    const int64_t panels = f.a_layout.panels();
+    const int64_t a_blocks = panels * f.tiles_m, b_blocks = panels * f.tiles_n;
+    char* ws = static_cast<char*>(
+        host_pack_workspace(a_bytes + b_bytes + std::size_t(a_blocks + b_blocks) * sizeof(PackedBlocks::Block)));
+    // The blocks' counters start at zero (the workspace is reused: construct them anew).
+    auto* blocks = reinterpret_cast<PackedBlocks::Block*>(ws + a_bytes + b_bytes);
+    for (int64_t i = 0; i < a_blocks + b_blocks; ++i) {
+      new (&blocks[i].claimed) std::atomic<int>(0);
+      new (&blocks[i].packed) std::atomic<int>(0);
+    }
     // op(B)^T: N x K, so its N-slivers pack like A's M-slivers.
-    const StridedMatrix<const TIn> bt = p.b.transposed();
-    using RP = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
-    const std::string in = dtype_name(TypeTraits<TIn>::dtype);
-    Kokkos::parallel_for("tilekit::matmul_pack_a_" + in, RP(space, 0, f.a_layout.panels() * f.a_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, Tile::isa, F::MR, true>{p.a, ap, f.a_layout});
-    Kokkos::parallel_for("tilekit::matmul_pack_b_" + in, RP(space, 0, f.b_layout.panels() * f.b_layout.slivers),
-                         PackSlivers<ExecSpace, TIn, Tile::isa, F::NR, false>{bt, bp, f.b_layout});
-    f.a_packed = ap;
-    f.b_packed = bp;
+    f.a_pack = {p.a, reinterpret_cast<pack_t*>(ws), f.a_layout};
+    f.b_pack = {p.b.transposed(), reinterpret_cast<pack_t*>(ws + a_bytes), f.b_layout};
+    f.a_blocks = {blocks, f.tiles_m};
+    f.b_blocks = {blocks + a_blocks, f.tiles_n};
   }
   typename F::policy_type policy(space, f.tiles_m * f.tiles_n, team_size, 1);
   // One team per dynamic grab: Kokkos' automatic chunk (4 teams at 2048^3 on 2 threads) left one
