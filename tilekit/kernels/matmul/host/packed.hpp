@@ -122,6 +122,35 @@ struct PackSlivers {
 
   static int64_t at(int k, int r) { return (int64_t(k / KG) * LANES + r) * KG + k % KG; }
 
+  /// The source of slivers s0 .. s0 + count - 1 in panel kt as `units` runs of `bytes` contiguous
+  /// bytes, `stride` bytes apart (columns of K when the sliver dimension is contiguous, else rows
+  /// along K); none for other strides.
+  struct Runs {
+    const char* base = nullptr;
+    int64_t stride = 0, units = 0;
+    int64_t bytes = 0;
+  };
+  Runs source_runs(int64_t kt, int64_t s0, int count) const {
+    const int64_t r0 = s0 * LANES, r1 = std::min<int64_t>(src.rows, (s0 + count) * LANES);
+    const int64_t k0 = kt * layout.depth, k1 = k0 + layout.depth_of(kt);
+    if (r1 <= r0 || k1 <= k0) return {};
+    const char* at = reinterpret_cast<const char*>(src.data + r0 * src.rs + k0 * src.cs);
+    const int64_t size = int64_t(sizeof(TIn));
+    if (src.rs == 1) return {at, src.cs * size, k1 - k0, (r1 - r0) * size};
+    if (src.cs == 1) return {at, src.rs * size, r1 - r0, (k1 - k0) * size};
+    return {};
+  }
+  /// Prefetches share `part` of `parts` of the runs into L2 (software prefetch: runs a leading
+  /// dimension apart cross pages, where the hardware prefetchers stop).
+  static void prefetch(const Runs& s, int part, int parts) {
+    const int64_t u0 = s.units * part / parts, u1 = s.units * (part + 1) / parts;
+    for (int64_t u = u0; u < u1; ++u) {
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(s.base + u * s.stride);
+      for (uintptr_t line = begin & ~uintptr_t(63); line < begin + s.bytes; line += 64)
+        __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 2);
+    }
+  }
+
   /// A sliver that the paths of operator() do not take: rows contiguous along K (transposed into the
   /// sliver a value at a time) or other strides (element-wise reads); rows past the operand are zeros.
   void pack_other(pack_t* out, int kn, int rows, int64_t r0, int64_t k0) const {
@@ -193,6 +222,11 @@ struct PackedBlocks {
   };
   Block* blocks = nullptr;
   int64_t tiles = 0;  ///< blocks per panel
+
+  /// True while no team has claimed a sliver of block (kt, tile).
+  bool untouched(int64_t kt, int64_t tile) const {
+    return blocks[kt * tiles + tile].claimed.load(std::memory_order_relaxed) == 0;
+  }
 
   /// Packs (or waits for) the `count` slivers of block (kt, tile) that start at sliver s0 of the
   /// operand: work items kt * slivers + s0 + i of `pack` (PackSlivers::operator()).
@@ -292,8 +326,21 @@ struct HostPackedMatmul {
         b_blocks.ensure(b_pack, kt, tile_n, int64_t(tile_n) * kSliversN, sn);
         a_blocks.ensure(a_pack, kt, tile_m, int64_t(tile_m) * kSliversM, sm);
       }
+      // The next panel's blocks that no team has begun to pack: their source, a share per
+      // micro-kernel call of this panel, prefetched into L2 so that packing them reads from cache
+      // (docs/perf-notes.md section 51).
+      typename decltype(a_pack)::Runs a_next;
+      typename decltype(b_pack)::Runs b_next;
+      if (p.K > 0 && kt + 1 < panels) {
+        if (a_blocks.untouched(kt + 1, tile_m)) a_next = a_pack.source_runs(kt + 1, int64_t(tile_m) * kSliversM, sm);
+        if (b_blocks.untouched(kt + 1, tile_n)) b_next = b_pack.source_runs(kt + 1, int64_t(tile_n) * kSliversN, sn);
+      }
+      const int calls = std::max(1, (sn - tid + nthr - 1) / nthr * sm);
+      int call = 0;
       for (int jr = tid; jr < sn; jr += nthr) {  // B sliver in L1 ...
-        for (int ir = 0; ir < sm; ++ir) {        // ... A slivers stream past it
+        for (int ir = 0; ir < sm; ++ir, ++call) {  // ... A slivers stream past it
+          if (a_next.units > 0) a_pack.prefetch(a_next, call, calls);
+          if (b_next.units > 0) b_pack.prefetch(b_next, call, calls);
           compute* tile_sums = sums + (ir * kSliversN + jr) * (MR * NR);
           micro_kernel(kn, a_panel + ir * a_sliver, b_panel + jr * b_sliver, first ? nullptr : tile_sums,
                        last ? &acc[0][0] : tile_sums);
