@@ -14,7 +14,10 @@
 //             first use: the teams that need a block at once split its slivers between them, and
 //             later teams of its row or column of C tiles read it packed (PackedBlocks). Its first
 //             use so reads it from L2, not from memory after a separate pass over the whole
-//             operand, and one thread packs while the other computes (docs/perf-notes.md section 51).
+//             operand, and one thread packs while the other computes; the source of the next
+//             panel's unpacked blocks is prefetched into L2 during this one. Operands that fit a
+//             core's L2 once packed are packed in two passes before the launch (packs_in_loop).
+//             Section 51 of docs/perf-notes.md.
 //   jr      : NR-column slivers of the B panel [jr loop]: one sliver (BK x NR) stays in L1 ...
 //   ir      : ... while the MR-row slivers of the A panel (BM x BK, in L2) stream past it [ir loop].
 //   k       : the micro-kernel: MR x NR accumulators in vector registers, one rank-1 update per k
@@ -272,6 +275,8 @@ struct HostPackedMatmul {
   PackSlivers<ExecSpace, TIn, Tile::isa, MR, true> a_pack;
   PackSlivers<ExecSpace, TIn, Tile::isa, NR, false> b_pack;
   PackedBlocks a_blocks, b_blocks;
+  /// False where the operands were packed in two passes before the launch (packs_in_loop).
+  bool pack_in_loop = true;
   /// p is the transposed product C^T = op(B)^T op(A)^T of the caller's column-major C (so that
   /// the micro-tile's vectors run along C's contiguous dimension); the bias is then per row of p.c.
   bool transposed = false;
@@ -322,7 +327,7 @@ struct HostPackedMatmul {
       const int64_t a_sliver = p.K > 0 ? a_layout.sliver_elems(kt) : 0, b_sliver = p.K > 0 ? b_layout.sliver_elems(kt) : 0;
       const pack_t* a_panel = p.K > 0 ? a_pack.dst + a_layout.panel_offset(kt) + int64_t(tile_m) * kSliversM * a_sliver : nullptr;
       const pack_t* b_panel = p.K > 0 ? b_pack.dst + b_layout.panel_offset(kt) + int64_t(tile_n) * kSliversN * b_sliver : nullptr;
-      if (p.K > 0) {  // this panel's blocks, packed by the first teams that reach them
+      if (p.K > 0 && pack_in_loop) {  // this panel's blocks, packed by the first teams that reach them
         b_blocks.ensure(b_pack, kt, tile_n, int64_t(tile_n) * kSliversN, sn);
         a_blocks.ensure(a_pack, kt, tile_m, int64_t(tile_m) * kSliversM, sm);
       }
@@ -331,7 +336,7 @@ struct HostPackedMatmul {
       // (docs/perf-notes.md section 51).
       typename decltype(a_pack)::Runs a_next;
       typename decltype(b_pack)::Runs b_next;
-      if (p.K > 0 && kt + 1 < panels) {
+      if (p.K > 0 && pack_in_loop && kt + 1 < panels) {
         if (a_blocks.untouched(kt + 1, tile_m)) a_next = a_pack.source_runs(kt + 1, int64_t(tile_m) * kSliversM, sm);
         if (b_blocks.untouched(kt + 1, tile_n)) b_next = b_pack.source_runs(kt + 1, int64_t(tile_n) * kSliversN, sn);
       }
@@ -350,6 +355,14 @@ struct HostPackedMatmul {
     }
   }
 };
+
+/// True where packed operands of `bytes` bytes are packed inside the team loop (PackedBlocks): where
+/// they exceed kHostPackInLoopMinL2 times a core's L2 (tiles.hpp). Smaller ones are packed in two
+/// passes before the launch: they stay in cache either way, and the passes split the packing evenly
+/// between the threads where the first teams of the loop would wait for each other's blocks.
+inline bool packs_in_loop(std::size_t bytes) {
+  return double(bytes) > kHostPackInLoopMinL2 * double(cpu_info().l2_bytes);
+}
 
 /// Runs the team kernel, which packs op(A) and op(B) into the calling thread's workspace as its
 /// teams reach them: the launch of every HostPackedTileShape tile (launch_matmul).
@@ -397,6 +410,13 @@ void launch_host_packed(const HostPackedMatmul<ExecSpace, Tile, TIn, TOut>& f0, 
     f.b_pack = {p.b.transposed(), reinterpret_cast<pack_t*>(ws + a_bytes), f.b_layout};
     f.a_blocks = {blocks, f.tiles_m};
     f.b_blocks = {blocks + a_blocks, f.tiles_n};
+    f.pack_in_loop = packs_in_loop(a_bytes + b_bytes);
+    if (!f.pack_in_loop) {  // operands that stay in cache: two passes, split evenly between the threads
+      using RP = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
+      const std::string in = dtype_name(TypeTraits<TIn>::dtype);
+      Kokkos::parallel_for("tilekit::matmul_pack_a_" + in, RP(space, 0, panels * f.a_layout.slivers), f.a_pack);
+      Kokkos::parallel_for("tilekit::matmul_pack_b_" + in, RP(space, 0, panels * f.b_layout.slivers), f.b_pack);
+    }
   }
   typename F::policy_type policy(space, f.tiles_m * f.tiles_n, team_size, 1);
   // One team per dynamic grab: Kokkos' automatic chunk (4 teams at 2048^3 on 2 threads) left one
