@@ -2,6 +2,7 @@
 #include "tilekit/kernels/core/device.hpp"
 #include "tests/matmul_case.hpp"
 #include "tilekit/kernels/matmul/gpu/pack.hpp"
+#include "tilekit/kernels/matmul/host/packed.hpp"
 #include "tilekit/tuning/matmul_tuner.hpp"
 
 #include <gtest/gtest.h>
@@ -1352,8 +1353,8 @@ namespace {
 /// C = op(A) op(B) + 0.5 C + bias, then `act`, 200 x 264 x K (three K panels, ragged edges),
 /// row-major (Layout: LayoutRight) or column-major (LayoutLeft), with `cfg`; C copied to the host.
 template <class T, class Layout = Kokkos::LayoutRight>
-std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act, int64_t K = 712) {
-  const int64_t M = 200, N = 264;
+std::vector<T> host_path_product(const MatmulConfig& cfg, Activation act, int64_t K = 712, int64_t M = 200,
+                                 int64_t N = 264) {
   Kokkos::View<T**, Layout> A("A", M, K), B("B", K, N), C("C", M, N);
   Kokkos::View<T*> bias("bias", N);
   fill_random(A.data(), M * K, 11);
@@ -1391,6 +1392,48 @@ void expect_transposed_packing_agrees() {
 #endif
     const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
     EXPECT_LE(worst, limit) << tiles.front().name() << " against " << tiles[i].name();
+  }
+}
+
+/// Sets the host packing mode (host/packed.hpp, HostPackMode) for a scope, then restores it.
+struct HostPackModeScope {
+  int saved;
+  explicit HostPackModeScope(tilekit::detail::HostPackMode mode) : saved(tilekit::detail::host_pack_mode().exchange(int(mode))) {}
+  ~HostPackModeScope() { tilekit::detail::host_pack_mode().store(saved); }
+};
+
+/// The operands packed block by block inside the team loop (teams splitting a block's slivers) and
+/// in two passes before it give the same bits, on every host path: 203 x 261 x 715 (ragged tiles,
+/// a k tail in the last panel), both storage orders, with alpha, beta and a bias.
+template <class T, class Layout>
+void expect_packing_modes_agree() {
+  std::vector<MatmulConfig> tiles;
+  for (const MatmulConfig& cfg : runnable_menu_tiles<T, T>())
+    if (!cfg.thin && cfg.team_size == 1) tiles.push_back(cfg);
+  if (tiles.empty()) GTEST_SKIP() << "no host packed tile here";
+  std::vector<T> first;
+  {
+    HostPackModeScope mode(tilekit::detail::HostPackMode::passes);
+    first = host_path_product<T, Layout>(tiles.front(), Activation::none, 715, 203, 261);
+  }
+  for (const MatmulConfig& cfg : tiles) {
+    for (tilekit::detail::HostPackMode m : {tilekit::detail::HostPackMode::in_loop, tilekit::detail::HostPackMode::passes}) {
+      HostPackModeScope mode(m);
+      const std::vector<T> other = host_path_product<T, Layout>(cfg, Activation::none, 715, 203, 261);
+      int64_t differ = 0;
+      double worst = 0;
+      for (std::size_t e = 0; e < first.size(); ++e) {
+        if (std::memcmp(&first[e], &other[e], sizeof(T)) != 0) ++differ;
+        worst = std::max(worst, std::abs(double(first[e]) - double(other[e])) / std::max(1.0, std::abs(double(first[e]))));
+      }
+      const char* how = m == tilekit::detail::HostPackMode::in_loop ? "packed in the team loop" : "packed in passes";
+#if defined(__FMA__) || defined(__aarch64__)
+      EXPECT_EQ(differ, 0) << tiles.front().name() << " against " << cfg.name() << " " << how << " (worst " << worst
+                           << ")";
+#endif
+      const double limit = std::is_same<T, float>::value ? 1e-5 : 1e-12;
+      EXPECT_LE(worst, limit) << tiles.front().name() << " against " << cfg.name() << " " << how;
+    }
   }
 }
 
@@ -1451,6 +1494,18 @@ TEST(MatmulHostPaths, TransposedPackingGivesTheSameBitsOnEveryPathColumnMajor) {
   if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
   expect_transposed_packing_agrees<float, Kokkos::LayoutLeft>();
   expect_transposed_packing_agrees<double, Kokkos::LayoutLeft>();
+}
+
+TEST(MatmulHostPaths, PackingInTheTeamLoopGivesTheSameBitsAsPassesRowMajor) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_packing_modes_agree<float, Kokkos::LayoutRight>();
+  expect_packing_modes_agree<double, Kokkos::LayoutRight>();
+}
+
+TEST(MatmulHostPaths, PackingInTheTeamLoopGivesTheSameBitsAsPassesColumnMajor) {
+  if (is_gpu_space<Kokkos::DefaultExecutionSpace>()) GTEST_SKIP() << "host backends only";
+  expect_packing_modes_agree<float, Kokkos::LayoutLeft>();
+  expect_packing_modes_agree<double, Kokkos::LayoutLeft>();
 }
 
 namespace {

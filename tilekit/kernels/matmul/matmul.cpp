@@ -1,11 +1,14 @@
 #include "tilekit/kernels/matmul/matmul.hpp"
 
 #include "tilekit/kernels/core/memory.hpp"
+#include "tilekit/kernels/matmul/host/packed.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <string>
 
 namespace tilekit {
 
@@ -36,6 +39,19 @@ void* host_pack_workspace(std::size_t bytes) {
   buf.data = fresh;
   buf.size = rounded;
   return buf.data;
+}
+
+// Declared in tilekit/kernels/matmul/host/packed.hpp.
+std::atomic<int>& host_pack_mode() {
+  static std::atomic<int> mode{[] {
+    const char* v = std::getenv("TILEKIT_HOST_PACK");
+    const std::string s = v ? v : "";
+    if (s.empty() || s == "by_size") return int(HostPackMode::by_size);
+    if (s == "in_loop") return int(HostPackMode::in_loop);
+    if (s == "passes") return int(HostPackMode::passes);
+    throw InvalidArgument("TILEKIT_HOST_PACK='" + s + "': allowed values are by_size, in_loop, passes");
+  }()};
+  return mode;
 }
 }  // namespace detail
 

@@ -356,12 +356,23 @@ struct HostPackedMatmul {
   }
 };
 
+/// Where the host packed kernel packs its operands: chosen by their size (packs_in_loop), or forced
+/// (tests run both): inside the team loop, or in two passes before it.
+enum class HostPackMode : int { by_size = 0, in_loop = 1, passes = 2 };
+/// The mode of this process's host matmuls: initially the environment variable TILEKIT_HOST_PACK
+/// (in_loop, passes; unset or by_size: by size), read once; set by tests (tilekit/kernels/matmul/matmul.cpp).
+std::atomic<int>& host_pack_mode();
+
 /// True where packed operands of `bytes` bytes are packed inside the team loop (PackedBlocks): where
 /// they exceed kHostPackInLoopMinL2 times a core's L2 (tiles.hpp). Smaller ones are packed in two
 /// passes before the launch: they stay in cache either way, and the passes split the packing evenly
 /// between the threads where the first teams of the loop would wait for each other's blocks.
 inline bool packs_in_loop(std::size_t bytes) {
-  return double(bytes) > kHostPackInLoopMinL2 * double(cpu_info().l2_bytes);
+  switch (HostPackMode(host_pack_mode().load(std::memory_order_relaxed))) {
+    case HostPackMode::in_loop: return true;
+    case HostPackMode::passes: return false;
+    default: return double(bytes) > kHostPackInLoopMinL2 * double(cpu_info().l2_bytes);
+  }
 }
 
 /// Runs the team kernel, which packs op(A) and op(B) into the calling thread's workspace as its
