@@ -420,7 +420,7 @@ constexpr int kThinGpuStepsAhead = 4;
 constexpr int kThinHostStageK = 256;
 /// Host packed kernel (host/packed.hpp, packs_in_loop): operands are packed block by block inside the
 /// team loop where their packed bytes exceed this many times one core's L2 (a pass over larger ones
-/// left them in memory, read back from there: perf notes 51); smaller ones in two passes before it.
+/// left them in memory, read back from there: perf notes 53); smaller ones in two passes before it.
 constexpr double kHostPackInLoopMinL2 = 2.0;
 /// Host: the most bytes of running sums (row class x columns of the compute type) a thin team's
 /// column block keeps, so that they stay in L1 while W streams by; the default's column count

@@ -17,7 +17,7 @@
 //             operand, and one thread packs while the other computes; the source of the next
 //             panel's unpacked blocks is prefetched into L2 during this one. Operands that fit a
 //             core's L2 once packed are packed in two passes before the launch (packs_in_loop).
-//             Section 51 of docs/perf-notes.md.
+//             Section 53 of docs/perf-notes.md.
 //   jr      : NR-column slivers of the B panel [jr loop]: one sliver (BK x NR) stays in L1 ...
 //   ir      : ... while the MR-row slivers of the A panel (BM x BK, in L2) stream past it [ir loop].
 //   k       : the micro-kernel: MR x NR accumulators in vector registers, one rank-1 update per k
@@ -333,7 +333,7 @@ struct HostPackedMatmul {
       }
       // The next panel's blocks that no team has begun to pack: their source, a share per
       // micro-kernel call of this panel, prefetched into L2 so that packing them reads from cache
-      // (docs/perf-notes.md section 51).
+      // (docs/perf-notes.md section 53).
       typename decltype(a_pack)::Runs a_next;
       typename decltype(b_pack)::Runs b_next;
       if (p.K > 0 && pack_in_loop && kt + 1 < panels) {
