@@ -576,6 +576,61 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise
   }
 }
 
+TYPED_TEST(MatmulTyped, MmaSyncTilesSplitKMatchReferenceAndRepeatBitwise) {
+  // Split K on the f64 (DMMA) and i8 (IMMA) mma.sync tiles: each split's teams store partial sums
+  // in the accumulator type (f64; i32, exact), a second kernel adds them in split order and applies
+  // the epilogue. K = 1000 (f64: 63 steps of 16, 3 splits of 21; i8: 16 steps of 64, 3 splits of 6,
+  // 6 and 4; a ragged last step), K = 70 (16 splits become 5 or 2) and K = 333 (operands packed with
+  // K padded), ragged M and N, every storage order, odd pitches, beta 0 over NaN and 0.5, a bias with
+  // each activation; the same run twice gives the same bits.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  constexpr bool i8 = std::is_same<TIn, int8_t>::value;
+  if (!std::is_same<TIn, double>::value && !i8) GTEST_SKIP() << "f64 and i8 (TF32: MatmulTf32.Tf32TilesSplitK)";
+  std::vector<MatmulConfig> cfgs;
+  for (const MatmulConfig& tile : runnable_menu_tiles<TIn, TOut>()) {
+    if (!tile.mma || tile.wgmma || !tilekit::tile_splits_k(tile)) continue;
+    for (int s : {2, 3, 16}) {
+      MatmulConfig c = tile;
+      c.k_splits = s;
+      cfgs.push_back(c);
+    }
+  }
+  if (cfgs.empty()) GTEST_SKIP() << "no mma.sync tile runs " << dtype_name(TypeTraits<TIn>::dtype) << " here (CUDA sm_80+)";
+  int n = 0;
+  for (const MatmulConfig& cfg : cfgs) {
+    for (int i = 0; i < 6; ++i, ++n) {
+      Case c;
+      c.M = 200, c.N = 190, c.K = n % 3 == 0 ? 1000 : n % 3 == 1 ? 70 : 333;
+      c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+      if (n % 5 == 4) c.pad_a = c.pad_b = c.pad_c = 1;
+      c.beta = n % 3 == 0 ? 0.0 : 0.5;
+      c.nan_in_c = c.beta == 0.0;
+      c.alpha = n % 4 == 1 ? -2.0 : 1.0;
+      c.ep.bias = n % 2 == 0;
+      c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
+               : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
+      if (i8) c.ep.act = n % 2 ? Activation::relu : Activation::none;  // (i8 takes relu only)
+      c.cfg = cfg;
+      const std::string kernel = this->expect_matches(c).kernel;
+      EXPECT_NE(kernel.find("split K x"), std::string::npos) << c.describe() << ": " << kernel;
+    }
+  }
+  const int64_t M = 200, N = 190, K = 1000;
+  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, 15);
+  fill_random(B.data(), K * N, 16);
+  for (const MatmulConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name());
+    matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
+    matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+  }
+}
+
 // --- operands packed for vector loads (gpu/pack.hpp): cp.async tensor-core and warp-tiled SIMT tiles -
 
 /// Runs c (the backend's default tile for TIn) and expects it to match and to have packed `packed`
@@ -918,13 +973,14 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
   }
 }
 
-TEST(MatmulTf32, WarpSpecialisedTf32TilesSplitK) {
-  // Split K on the TF32 warp-specialised tiles (32-deep steps): K = 1000 (32 steps, 3 splits of 11,
-  // 11 and 10; ragged last step) and K = 70 (3 steps, 16 splits become 3), operands packed K-major
-  // where they are not, beta, a bias with an activation.
+TEST(MatmulTf32, Tf32TilesSplitK) {
+  // Split K on the TF32 tiles that split (the warp-specialised ones and the mma.sync ones; 32-deep
+  // steps): K = 1000 (32 steps, 3 splits of 11, 11 and 10; ragged last step) and K = 70 (3 steps, 16
+  // splits become 3), operands packed K-major where the ws tiles need it, beta, a bias with an
+  // activation.
   int n = 0;
   for (MatmulConfig cfg : tf32_tile_configs()) {
-    if (!cfg.ws || !tilekit::tile_splits_k(cfg)) continue;
+    if (!tilekit::tile_splits_k(cfg)) continue;
     for (int s : {3, 16}) {
       for (int i = 0; i < 4; ++i, ++n) {
         cfg.k_splits = s;
@@ -941,7 +997,7 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilesSplitK) {
       }
     }
   }
-  if (n == 0) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (sm_90a code on a compute 9.0 GPU)";
+  if (n == 0) GTEST_SKIP() << "no TF32 tile that splits K runs here (CUDA sm_80+)";
 }
 
 TEST(MatmulTf32, WarpSpecialisedTf32TilePacksARepeatedRowOrColumn) {

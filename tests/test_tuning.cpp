@@ -739,6 +739,22 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
                 1)
           << s[0] << "x" << s[1] << "x" << s[2];
   }
+  // f64 on the DMMA tiles (an H100's 67 TFLOP/s): K split where the tiles of C are too few for the
+  // SMs (32x4096x4096: 64 tiles of 64x64; 512x768x65536: 48 tiles of 128x64), not where they fill it.
+  GpuModelDevice h100_f64;
+  h100_f64.peak_flops = 67e12;
+  for (const auto& s : {std::array<int64_t, 3>{32, 4096, 4096}, {512, 768, 65536}, {1024, 1024, 32768}})
+    EXPECT_GT(rank_gpu_matmul(gpu_model_candidates(DType::f64, Math::ieee, true, 90), DType::f64, DType::f64, s[0], s[1],
+                              s[2], h100_f64)
+                  .front()
+                  .config.k_splits,
+              1)
+        << s[0] << "x" << s[1] << "x" << s[2];
+  EXPECT_EQ(rank_gpu_matmul(gpu_model_candidates(DType::f64, Math::ieee, true, 90), DType::f64, DType::f64, 4096, 4096,
+                            4096, h100_f64)
+                .front()
+                .config.name(),
+            "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32");
   // i8 on Hopper: the s8 warpgroup-MMA tile; without sm_90a code the IMMA tiles.
   EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096), "bm128_bn256_bk128_tm64_tn256_ws_g8_t12_v32");
   EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32");

@@ -34,10 +34,10 @@ constexpr double kPartialGroupExponent = 0.7;
 // exponent 0.7 ranked below it). Exponent 0 for them: of the menu's f32 rates at the zoo, the model's
 // picks then come within 5% of the best tile at 46 of 48 tile shapes, against 43 (perf notes 52).
 constexpr double kPartialGroupExponentSimt = 0.0;
-// Split K on the warp-specialised tiles: the model tries every split count from 2 to kMaxKSplits
-// for the tiles that split (tile_splits_k: one that fills the last wave is among them, whatever the
-// SM count), and the second kernel that adds the partial sums costs a launch and its tail besides
-// its bytes, counted at the DRAM rate.
+// Split K on the tensor-core tiles: the model tries every split count from 2 to kMaxKSplits for the
+// tiles that split (tile_splits_k: one that fills the last wave is among them, whatever the SM
+// count), and the second kernel that adds the partial sums costs a launch and its tail besides its
+// bytes, counted at the DRAM rate.
 constexpr double kSplitSumFixedSeconds = 4e-6;
 // The tiles' own time and the DRAM time of the operands overlap, not perfectly: a tenth of the
 // smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
@@ -113,16 +113,17 @@ std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
   return std::vector<GpuTileModel>(a, a + N);
 }
 
-/// a, and each of its warp-specialised tiles of 128 or 256 columns once more per split count from 2
-/// to kMaxKSplits (the tiles that split K: tiles.hpp, WgmmaTileShape::split_k).
+/// a, and each of its tensor-core tiles that split K once more per split count from 2 to kMaxKSplits
+/// (tiles.hpp: WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns; and
+/// MmaFragTileShape::split_k, every f64 / TF32 / i8 mma.sync tile).
 template <std::size_t N>
-std::vector<GpuTileModel> with_ws_splits(const GpuTileModel (&a)[N]) {
+std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
   std::vector<GpuTileModel> out = list(a);
   for (const GpuTileModel& t : a) {
     MatmulConfig c;
     std::string why;
     if (!MatmulConfig::parse(t.config, c, why)) throw std::logic_error(why);
-    if (!c.ws || c.bn < 128) continue;
+    if (!c.mma || (c.ws && c.bn < 128) || (c.wgmma && !c.ws)) continue;
     for (int s = 2; s <= kMaxKSplits; ++s) {
       GpuTileModel split = t;
       split.k_splits = s;
@@ -151,10 +152,10 @@ std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, 
   if (compute_capability < 80) return in == DType::f32 && math == Math::ieee ? list(kSimtF32) : std::vector<GpuTileModel>{};
   switch (in) {
     case DType::f16:
-    case DType::bf16: return wgmma ? with_ws_splits(kWgmmaF16) : list(kMmaF16);
-    case DType::f64: return list(kDmma);
-    case DType::i8: return wgmma ? with_ws_splits(kWgmmaImma) : list(kImma);
-    case DType::f32: return math == Math::tf32 ? (wgmma ? with_ws_splits(kWgmmaTf32) : list(kMmaTf32)) : list(kSimtF32);
+    case DType::bf16: return wgmma ? with_splits(kWgmmaF16) : list(kMmaF16);
+    case DType::f64: return with_splits(kDmma);
+    case DType::i8: return wgmma ? with_splits(kWgmmaImma) : with_splits(kImma);
+    case DType::f32: return math == Math::tf32 ? (wgmma ? with_splits(kWgmmaTf32) : with_splits(kMmaTf32)) : list(kSimtF32);
     default: return {};
   }
 }
@@ -181,7 +182,9 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
         t.efficiency * (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0);
     // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
     const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * efficiency);
-    const double store = double(c.bm) * c.bn * double(dtype_size(splits > 1 ? DType::f32 : out)) / store_per_sm;
+    // Split K stores partial sums in the accumulator type: f64 for f64 inputs, else 4 bytes (f32, i32).
+    const double partial_size = in == DType::f64 ? 8.0 : 4.0;
+    const double store = double(c.bm) * c.bn * (splits > 1 ? partial_size : double(dtype_size(out))) / store_per_sm;
     const double tile_full = (double(k_steps) + kPrologueSteps) * step + store;
     const int64_t per_sm = ceil_div(tiles, int64_t(sms));
     const int64_t groups = per_sm / t.teams_per_sm, rest = per_sm % t.teams_per_sm;
@@ -194,15 +197,15 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     // No faster than DRAM delivers the operands once and takes C (or the partial sums) back: where
     // few rows or columns meet a long side (64x11008x4096), the tiles' own time underestimates it
     // and a K split only adds the partial sums' traffic (perf notes 48).
-    const bool sum_pass = splits > 1 && c.ws;
+    const bool sum_pass = splits > 1 && c.mma;  // the tensor-core tiles' split K: a second kernel
     const double dram_bytes = double(dtype_size(in)) * (double(M) * K + double(K) * N) +
-                              double(M) * N * (sum_pass ? 4.0 * splits : double(dtype_size(out)));
+                              double(M) * N * (sum_pass ? partial_size * splits : double(dtype_size(out)));
     const double dram = dram_bytes / dev.store_bytes_per_s;
     r.seconds = std::max(r.seconds, dram) + kDramOverlapLoss * std::min(r.seconds, dram);
-    // The warp-specialised tiles' split K ends with a kernel that reads every partial C and writes C.
+    // The tensor-core tiles' split K ends with a kernel that reads every partial C and writes C.
     if (sum_pass)
       r.seconds += kSplitSumFixedSeconds + double(M) * double(N) *
-                                               (4.0 * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
+                                               (partial_size * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
     // The TF32 and i8 warp-specialised tiles load K-major operands only: any other is copied first,
     // read once and written once (at 64x11008x4096 TF32 with row-major B the copy of B took longer
     // than the product; perf notes 51).

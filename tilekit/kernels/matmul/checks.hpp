@@ -181,7 +181,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
     return fmt::format("config '{}': k_splits (_s) must be in 1..{} (got {})", cfg.name(), kMaxKSplits, cfg.k_splits);
   if (cfg.k_splits > 1 && (backend != "cuda" || !splits_k))
     return fmt::format("config '{}': split K (_s{}) runs on CUDA with the SIMT tiles that run several teams per SM "
-                       "and the wide warp-specialised tiles ({}); {}",
+                       "the wide warp-specialised tiles and the f64, TF32 and i8 mma.sync tiles ({}); {}",
                        cfg.name(), cfg.k_splits, detail::split_k_tile_names(MatmulTiles<ES>{}),
                        backend != "cuda" ? "this build's backend is " + backend
                                          : "tile " + cfg.tile_name() + " does not split K");

@@ -168,7 +168,10 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
             const detail::SplitKPlan plan = detail::split_k_plan(q.K, Tile::BK, cfg.k_splits);
             if (plan.splits > 1) {
               report.kernel += ", split K x" + std::to_string(plan.splits);
-              detail::launch_simt_split_k<Tile>(q, cfg, plan, space, label);
+              if constexpr (Tile::kernel == TileKernel::mma_sm80_f64_tf32_i8)
+                detail::launch_mma_frag_split_k<Tile>(q, cfg, plan.splits, plan.k_per_split, space, label);
+              else
+                detail::launch_simt_split_k<Tile>(q, cfg, plan, space, label);
               return;
             }
           }

@@ -204,6 +204,9 @@ struct MmaFragTileShape {
   static constexpr TileKernel kernel = TileKernel::mma_sm80_f64_tf32_i8;
   static constexpr bool tf32 = std::is_same<TIn_, float>::value;
   static constexpr bool runs(DType in) { return in == TypeTraits<TIn_>::dtype; }
+  /// May split K (MatmulConfig::k_splits): partial sums in the accumulator type (f64, f32, i32) that
+  /// a second kernel adds (launch_mma_frag_split_k), for products whose tiles leave SMs idle.
+  static constexpr bool split_k = true;
   static constexpr int warps = (BM / TM) * (BN / TN);
   static constexpr int threads = warps * 32;
   static constexpr int micro_tiles = threads;
@@ -445,7 +448,8 @@ using MatmulTiles =
 bool tile_supports(const MatmulConfig& c, DType input, Math math = Math::ieee);
 
 /// Whether a tile of the menu may split K across teams (the tiles with split_k = true: SIMT tiles
-/// that run several teams per SM, and the wide warp-specialised tiles).
+/// that run several teams per SM, the wide warp-specialised tiles and the f64 / TF32 / i8 mma.sync
+/// tiles).
 template <class Tile, class = void>
 struct TileSplitsK : std::false_type {};
 template <class Tile>

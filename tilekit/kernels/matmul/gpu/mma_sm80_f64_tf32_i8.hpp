@@ -31,11 +31,14 @@
 // same block as four m8n8k4 f64 MMAs (two K halves x two M halves), with the same fragments.
 #pragma once
 
+#include "tilekit/kernels/core/execution_space.hpp"
 #include "tilekit/kernels/matmul/gpu/mma_sm80.hpp"
+#include "tilekit/kernels/matmul/gpu/split_k_sum.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 // 0: every double-precision epilogue stays in the registers (an A/B build of one kernel unit).
@@ -155,7 +158,11 @@ struct PaddedOffset {
   KOKKOS_INLINE_FUNCTION constexpr int operator()(int r, int c) const { return r * PITCH + c; }
 };
 
-template <class ExecSpace, class Tile, class TIn, class TOut>
+/// SPLIT_K (launch_mma_frag_split_k): k_splits teams per tile of C, team t over K values
+/// [s * k_per_split, (s + 1) * k_per_split) of tile t % tiles with s = t / tiles (k_per_split a
+/// multiple of BK); TOut is then the accumulator type and each team stores its sums as they are
+/// (no epilogue) into split s's partial C, c_split_stride elements after split 0's (p.c).
+template <class ExecSpace, class Tile, class TIn, class TOut, bool SPLIT_K = false>
 struct Sm80MmaF64Tf32I8Matmul {
   using Atom = MmaAtom<TIn>;
   using compute = typename TypeTraits<TIn>::compute;
@@ -205,6 +212,9 @@ struct Sm80MmaF64Tf32I8Matmul {
   int group_m;
   int tiles_m, tiles_n;
   int vector_length;
+  int k_splits = 1;            ///< SPLIT_K: teams per tile of C
+  int64_t k_per_split = 0;     ///< SPLIT_K: K values per team (whole K steps)
+  int64_t c_split_stride = 0;  ///< SPLIT_K: elements between the partial Cs of consecutive splits
 
 #if defined(TILEKIT_SM80_DEVICE)
   /// The staged epilogue of one lane: value e (block (i, j), element v, as the register epilogue
@@ -245,6 +255,12 @@ struct Sm80MmaF64Tf32I8Matmul {
   }
 #endif
 
+  /// The split of K a team's work item takes (SPLIT_K): split s = league rank / tiles.
+  KOKKOS_INLINE_FUNCTION int split_of(const member_type& team) const {
+    return SPLIT_K ? team.league_rank() / (tiles_m * tiles_n) : 0;
+  }
+
+  /// The tile at (m0, n0), over all of K or (SPLIT_K) over the K values of the team's split.
   template <bool A_K, bool B_N>
   KOKKOS_INLINE_FUNCTION void run(TIn* smem, int64_t m0, int64_t n0, int tid, const member_type& team) const {
 #if defined(TILEKIT_SM80_DEVICE)
@@ -272,23 +288,30 @@ struct Sm80MmaF64Tf32I8Matmul {
       const auto& b = p.b;
       bool a_chunked, b_chunked;
       operands_chunked<A_K, B_N>(p, a_chunked, b_chunked);
-      const int64_t ktiles = (p.K + BK - 1) / BK;
+      int split = 0;
+      int64_t k_first = 0, k_end = p.K;
+      if constexpr (SPLIT_K) {
+        split = split_of(team);
+        k_first = int64_t(split) * k_per_split;
+        k_end = p.K - k_first > k_per_split ? k_first + k_per_split : p.K;
+      }
+      const int64_t ktiles = SPLIT_K ? (k_end - k_first + BK - 1) / BK : (p.K + BK - 1) / BK;
 
       auto stage = [&](int64_t kt, int buf) {
         TIn* As = smem + buf * kStageElems;
         TIn* Bs = As + kAElems;
-        const int64_t k0 = kt * BK;
+        const int64_t k0 = SPLIT_K ? k_first + kt * BK : kt * BK;
         if constexpr (A_K)  // [BM][kPitchK]
-          stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, p.K - k0,
+          stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, k_end - k0,
                                        a_chunked, tid, PaddedOffset<kPitchK>{});
         else  // [BK][kPitchAM]
-          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, p.K - k0, p.M - m0,
+          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, k_end - k0, p.M - m0,
                                        a_chunked, tid, PaddedOffset<kPitchAM>{});
         if constexpr (!B_N)  // [BN][kPitchK]
-          stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, p.K - k0,
+          stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, k_end - k0,
                                        b_chunked, tid, PaddedOffset<kPitchK>{});
         else  // [BK][kPitchBN]
-          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, p.K - k0, p.N - n0,
+          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, k_end - k0, p.N - n0,
                                        b_chunked, tid, PaddedOffset<kPitchBN>{});
       };
 
@@ -363,6 +386,21 @@ struct Sm80MmaF64Tf32I8Matmul {
       }
       cp_async_wait<0>();
 
+      // Split K: the sums as they are into this split's partial C (SplitKSum adds them).
+      if constexpr (SPLIT_K) {
+        TOut* const part = p.c.data + int64_t(split) * c_split_stride;
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+              const int64_t gi = m0 + wm * WM + i * 16 + g + (v / 2) * 8;
+              const int64_t gj = n0 + wn * WN + j * 8 + t * 2 + v % 2;
+              if (gi < p.M && gj < p.N) part[gi * p.c.rs + gj * p.c.cs] = TOut(acc[i][j][v]);
+            }
+        return;
+      }
       // gelu and silu in double: from the registers they are latency-bound (one warp a scheduler at
       // 254 registers, ~30 dependent double operations a value and no registers left to interleave
       // values: +30 us a tile wave at 1024^3, perf notes 28). Parked in the stage buffers (free once
@@ -370,7 +408,7 @@ struct Sm80MmaF64Tf32I8Matmul {
       // The same path for every other epilogue of these tiles (TILEKIT_F64_STAGED_EVERY_EPILOGUE):
       // the register epilogue below, store_c_element per value with its run-time switch, costs ~18 us
       // at 1024^3 where the staged gelu costs less than no activation from the registers.
-      if constexpr (kStagedF64Epilogue) {
+      if constexpr (kStagedF64Epilogue && !SPLIT_K) {
         if (TILEKIT_F64_STAGED_EVERY_EPILOGUE || p.act == Activation::gelu || p.act == Activation::silu) {
           team.team_barrier();  // every warp is done reading the stage buffers
           compute* const slots = reinterpret_cast<compute*>(smem);
@@ -399,7 +437,7 @@ struct Sm80MmaF64Tf32I8Matmul {
 
       // Epilogue from the registers: a lane holds rows g and g + 8 and columns 2t, 2t + 1 of each
       // m16n8 block. (Not compiled where the staged path above takes every epilogue.)
-      if constexpr (!(kStagedF64Epilogue && TILEKIT_F64_STAGED_EVERY_EPILOGUE)) {
+      if constexpr (!SPLIT_K && !(kStagedF64Epilogue && TILEKIT_F64_STAGED_EVERY_EPILOGUE)) {
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -421,8 +459,13 @@ struct Sm80MmaF64Tf32I8Matmul {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     if constexpr (kSupported) {
+      // Split K deals out every tile once per split, split by split: teams running at once share
+      // the operands' panels of one K range.
       int tile_m, tile_n;
-      grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      if constexpr (SPLIT_K)
+        grouped_tile(team.league_rank() - split_of(team) * (tiles_m * tiles_n), group_m, tiles_m, tiles_n, tile_m, tile_n);
+      else
+        grouped_tile(team.league_rank(), group_m, tiles_m, tiles_n, tile_m, tile_n);
       const int64_t m0 = int64_t(tile_m) * BM, n0 = int64_t(tile_n) * BN;
 #if TILEKIT_F64_TC_SHARED_SYMBOL
       // From the __shared__ symbol (team_scratch_aligned), so that the fragment reads and the staged
@@ -438,6 +481,37 @@ struct Sm80MmaF64Tf32I8Matmul {
     }
   }
 };
+
+/// Split K on an mma.sync tile of f64, TF32 or i8 (MatmulConfig::k_splits): where the tiles of C are
+/// too few to fill the GPU (decode shapes, deep K over a few hundred rows), `splits` teams per tile,
+/// each over k_per_split values of K (whole K steps), store their sums in the accumulator type (f64,
+/// f32, or i32: exact) into one partial C per split, and a second kernel adds them in split order and
+/// applies the epilogue (SplitKSum): the same inputs and config give the same bits.
+template <class Tile, class TIn, class TOut>
+void launch_mma_frag_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, int splits, int64_t k_per_split,
+                             const Kokkos::DefaultExecutionSpace& space, const std::string& label) {
+  using ES = Kokkos::DefaultExecutionSpace;
+  using TPartial = typename MmaAtom<TIn>::acc;
+  using F = Sm80MmaF64Tf32I8Matmul<ES, Tile, TIn, TPartial, true>;
+  F f;
+  f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
+  f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
+  f.group_m = cfg.group_m;
+  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
+  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
+  f.vector_length = cfg.vector_length;
+  f.k_splits = splits;
+  f.k_per_split = k_per_split;
+  // The caller holds the packing workspace: the partial sums come from the split-K buffer.
+  PartialSums<TPartial> partials(p, splits, PartialSumBuffer::kSplitKBuffer, stream_handle(space), label);
+  f.c_split_stride = partials.stride;
+  f.p.c = partials.first;
+  const int league = f.tiles_m * f.tiles_n * splits;
+  typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
+  policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
+  Kokkos::parallel_for(label, policy, f);
+  partials.sum_into(p, splits, label, space);
+}
 
 }  // namespace detail
 }  // namespace tilekit

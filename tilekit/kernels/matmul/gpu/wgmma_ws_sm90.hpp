@@ -49,6 +49,7 @@
 #include "tilekit/kernels/core/execution_space.hpp"
 #include "tilekit/kernels/core/workspace.hpp"
 #include "tilekit/kernels/matmul/gpu/pack.hpp"
+#include "tilekit/kernels/matmul/gpu/split_k_sum.hpp"
 #include "tilekit/kernels/matmul/gpu/tma.hpp"
 #include "tilekit/kernels/matmul/gpu/wgmma_sm90.hpp"
 
@@ -829,28 +830,6 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   run_wgmma_ws(f, league, cfg, label, space, maps, why, packed, options, report);
 }
 
-/// The second pass of split K on the warp-specialised tiles: C(i, j) = the epilogue of the sum of
-/// the partial sums at (i, j), added in split order (the same bits whichever team finished first),
-/// then alpha, beta, the bias and the activation as every kernel applies them (store_c_element).
-/// The partial matrices have C's storage order (column-major where C is: both sides coalesced),
-/// `stride` elements apart; one thread an element of C.
-template <class TIn, class TOut, class TPartial>
-struct WsSplitKSum {
-  MatmulProblem<TIn, TOut> p;
-  const TPartial* partials = nullptr;
-  int splits = 1;
-  int64_t stride = 0;
-  bool col_major = false;
-
-  KOKKOS_INLINE_FUNCTION void operator()(int64_t e) const {
-    const int64_t i = col_major ? e % p.M : e / p.N, j = col_major ? e / p.M : e % p.N;
-    const TPartial* part = partials + e;
-    TPartial sum = part[0];
-    for (int s = 1; s < splits; ++s) sum += part[s * stride];
-    store_c_element(p, i, j, typename TypeTraits<TIn>::compute(sum));
-  }
-};
-
 /// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 48): where the tiles of C
 /// are too few to fill the GPU and K is deep, `splits` work items per tile, each over k_per_split
 /// values of K (whole K steps), store their sums in f32 (i8: i32, exact) into one partial C per split
@@ -865,9 +844,6 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   using ES = Kokkos::DefaultExecutionSpace;
   using TPartial = std::conditional_t<Tile::i8, int32_t, float>;
   using F = Sm90WgmmaWsMatmul<ES, Tile, TIn, TPartial, int(Activation::none), 1, true>;
-  const bool col_major = p.c.rs == 1 && p.c.cs != 1;
-  // Each partial C starts on a 256-byte boundary (the epilogue's vector stores stay aligned).
-  const int64_t stride = (p.M * p.N + 63) / 64 * 64;
   F f;
   f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
   f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
@@ -877,29 +853,11 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   f.vector_length = cfg.vector_length;
   f.k_splits = splits;
   f.k_per_split = k_per_split;
-  f.c_split_stride = stride;
-  void* stream = stream_handle(space);
-  void* partials = nullptr;
-  const std::string why =
-      acquire_partial_sum_workspace(std::size_t(splits) * std::size_t(stride) * sizeof(TPartial), stream, partials);
-  if (!why.empty()) throw std::runtime_error("tilekit: " + label + ": " + why);
-  TPartial* const part = static_cast<TPartial*>(partials);
-  f.p.c = col_major ? StridedMatrix<TPartial>{part, p.M, p.N, 1, p.M} : StridedMatrix<TPartial>{part, p.M, p.N, p.N, 1};
-  try {
-    launch_wgmma_ws(f, cfg, label, space, options, report);
-  } catch (...) {
-    release_partial_sum_workspace(stream);
-    throw;
-  }
-  WsSplitKSum<TIn, TOut, TPartial> sum;
-  sum.p = p;
-  sum.partials = part;
-  sum.splits = splits;
-  sum.stride = stride;
-  sum.col_major = col_major;
-  Kokkos::parallel_for(label + "_split_k_sum",
-                       Kokkos::RangePolicy<ES, Kokkos::IndexType<int64_t>>(space, 0, p.M * p.N), sum);
-  release_partial_sum_workspace(stream);
+  PartialSums<TPartial> partials(p, splits, PartialSumBuffer::kPartialSumBuffer, stream_handle(space), label);
+  f.c_split_stride = partials.stride;
+  f.p.c = partials.first;
+  launch_wgmma_ws(f, cfg, label, space, options, report);
+  partials.sum_into(p, splits, label, space);
 }
 
 }  // namespace detail
