@@ -39,6 +39,12 @@ constexpr double kPartialGroupExponentSimt = 0.0;
 // count), and the second kernel that adds the partial sums costs a launch and its tail besides its
 // bytes, counted at the DRAM rate.
 constexpr double kSplitSumFixedSeconds = 4e-6;
+// ... but only where the tiles of C unsplit fill fewer than this many waves: past a few waves the
+// last wave's idle share is small, and a split's costs the model does not count (its partial sums
+// through L2 beside the operands, the second kernel's tail) outweigh it. f64 on an H200, splits the
+// model ranked 0.2-0.8% ahead at 7-10 waves ran 4-6% slower (5000x3000x7000, 4096x5120x13824,
+// 2048x8192x28672); under one wave they gained 4-150% (perf notes 54).
+constexpr double kSplitMaxWaves = 4.0;
 // The tiles' own time and the DRAM time of the operands overlap, not perfectly: a tenth of the
 // smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
 constexpr double kDramOverlapLoss = 0.1;
@@ -176,6 +182,7 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     const int splits = std::max(t.k_splits, 1);
     r.config.k_splits = splits;
     const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
+    if (splits > 1 && double(tiles / splits) >= kSplitMaxWaves * sms * t.teams_per_sm) continue;
     const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
     const bool mn_major = !orders.a_k_major || !orders.b_k_major;
     const double efficiency =

@@ -56,7 +56,8 @@ struct RankedConfig {
 /// has them (`wgmma`: the Hopper warpgroup tiles run in this build and on this GPU), else SIMT.
 std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, int compute_capability);
 
-/// Every candidate ranked by predicted time, fastest first (ties: the order of `candidates`).
+/// Every candidate ranked by predicted time, fastest first (ties: the order of `candidates`); split-K
+/// candidates only where the unsplit tiles fill fewer than a few waves (kSplitMaxWaves).
 std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candidates, DType in, DType out,
                                           int64_t M, int64_t N, int64_t K, const GpuModelDevice& dev,
                                           OperandOrders orders = {});
