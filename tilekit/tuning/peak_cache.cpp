@@ -28,7 +28,9 @@ double probed_f32(const std::string& dir) {
   const DeviceIdentity id = DeviceIdentity::current();
   std::string stem = id.file_name();
   stem = stem.substr(0, stem.size() - 5);  // without ".json"
-  const fs::path file = fs::path(dir) / ("peak__" + stem + "__" + host_isa_name(host_isa()) + ".json");
+  // (results of an earlier version of the probe are not read: a new name)
+  const fs::path file = fs::path(dir) / ("peak__" + stem + "__" + host_isa_name(host_isa()) + "__probe" +
+                                         std::to_string(kHostFmaProbeVersion) + ".json");
   std::error_code ec;
   if (fs::is_regular_file(file, ec)) {
     std::ifstream in(file);
@@ -42,7 +44,8 @@ double probed_f32(const std::string& dir) {
   known = measure_host_fma_peak();
   if (known > 0) {  // kept for the next process; a failure to write only costs the next probe
     const nlohmann::json j = {{"f32_fma_flops", known}, {"path", host_isa_name(host_isa())}, {"device", id.device},
-                              {"architecture", id.architecture}, {"threads", id.compute_units}};
+                              {"architecture", id.architecture}, {"threads", id.compute_units},
+                              {"probe_version", kHostFmaProbeVersion}};
     fs::create_directories(dir, ec);
     const fs::path tmp = file.string() + ".tmp-" + std::to_string(::getpid());
     {

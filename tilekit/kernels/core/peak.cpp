@@ -24,6 +24,10 @@ using Clock = std::chrono::steady_clock;
 
 // Independent FMA chains in vectors of VB bytes: CHAINS of them hide the FMA latency on two pipes
 // (latency 4-5 cycles x 2 pipes; 12 ymm or 24 zmm, as the micro-kernels hold). Returns FLOPs done.
+// The starting values are hidden from the optimizer: chain 1 starts at 1, a fixed point of
+// x * 0.999999f + 1e-6f in f32, and GCC folded it away, so the loop ran CHAINS - 1 FMAs an iteration
+// and the probe reported 12/11 (avx2, portable) and 24/23 (avx512) of the machine's rate
+// (docs/perf-notes.md section 55).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
 #define TILEKIT_PEAK_X86 1
 template <int VB, int CHAINS>
@@ -32,7 +36,10 @@ __attribute__((always_inline)) inline double fma_chains(long iterations) {
   v_t acc[CHAINS];
   const v_t mul = v_t{} + 0.999999f, add = v_t{} + 1e-6f;
 #pragma GCC unroll 32
-  for (int c = 0; c < CHAINS; ++c) acc[c] = v_t{} + float(c);
+  for (int c = 0; c < CHAINS; ++c) {
+    acc[c] = v_t{} + float(c);
+    __asm__("" : "+v"(acc[c]));
+  }
   for (long i = 0; i < iterations; ++i) {
 #pragma GCC unroll 32
     for (int c = 0; c < CHAINS; ++c) acc[c] = acc[c] * mul + add;

@@ -23,5 +23,8 @@ PeakRate device_peak(DType in, Math math, double probed_f32 = 0.0);
 /// Host backends: the f32 FMA rate (FLOP/s) of the path host matmuls take, every thread of the
 /// default execution space running independent FMA chains for about 50 ms; 0 on GPU backends.
 double measure_host_fma_peak();
+/// The version of measure_host_fma_peak's loop, part of the name of its kept results
+/// (tilekit/tuning/peak_cache.hpp): 2 since every chain of the loop runs (docs/perf-notes.md section 55).
+constexpr int kHostFmaProbeVersion = 2;
 
 }  // namespace tilekit
