@@ -511,12 +511,13 @@ TYPED_TEST(MatmulTyped, RepeatedRunsAreBitwiseIdentical) {
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
 }
 
-/// The warp-specialised tiles that split K (tilekit::tile_splits_k), with 2, 3 and 16 splits.
-template <class TIn, class TOut>
-std::vector<MatmulConfig> ws_split_k_configs() {
+/// The tiles of runnable_menu_tiles that split K (tilekit::tile_splits_k) and that `which` takes,
+/// with 2, 3 and 16 splits.
+template <class TIn, class TOut, class Which>
+std::vector<MatmulConfig> split_k_tile_configs(Which which) {
   std::vector<MatmulConfig> out;
-  for (const MatmulConfig& tile : runnable_ws_tiles<TIn, TOut>()) {
-    if (!tilekit::tile_splits_k(tile)) continue;
+  for (const MatmulConfig& tile : runnable_menu_tiles<TIn, TOut>()) {
+    if (!tilekit::tile_splits_k(tile) || !which(tile)) continue;
     for (int s : {2, 3, 16}) {
       MatmulConfig c = tile;
       c.k_splits = s;
@@ -524,6 +525,42 @@ std::vector<MatmulConfig> ws_split_k_configs() {
     }
   }
   return out;
+}
+
+/// Case n of the tensor-core split-K tests: 200 x N x K, the storage order, odd pitches, alpha,
+/// beta (0 over NaN, 0.5), the bias and the activation (i8: relu or none) cycling with n.
+Case split_k_case(int n, const MatmulConfig& cfg, int64_t N, int64_t K, bool i8) {
+  Case c;
+  c.M = 200, c.N = N, c.K = K;
+  c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
+  if (n % 5 == 4) c.pad_a = c.pad_b = c.pad_c = 1;
+  c.beta = n % 3 == 0 ? 0.0 : 0.5;
+  c.nan_in_c = c.beta == 0.0;
+  c.alpha = n % 4 == 1 ? -2.0 : 1.0;
+  c.ep.bias = n % 2 == 0;
+  c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
+           : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
+  if (i8) c.ep.act = n % 2 ? Activation::relu : Activation::none;  // (i8 takes relu only)
+  c.cfg = cfg;
+  return c;
+}
+
+/// Each config run twice on the same 200 x N x 1000 product gives the same bits.
+template <class TIn, class TOut>
+void expect_split_k_repeats_bitwise(const std::vector<MatmulConfig>& cfgs, int64_t N, uint64_t seed) {
+  const int64_t M = 200, K = 1000;
+  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
+  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
+  fill_random(A.data(), M * K, seed);
+  fill_random(B.data(), K * N, seed + 1);
+  for (const MatmulConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name());
+    matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
+    matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
+    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
+    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
+  }
 }
 
 TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise) {
@@ -539,41 +576,18 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesSplitKMatchReferenceAndRepeatBitwise
   constexpr bool i8 = std::is_same<TIn, int8_t>::value;
   if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value && !i8)
     GTEST_SKIP() << "the warp-specialised tiles take f16, bf16 and i8 inputs (TF32: MatmulTf32)";
-  const std::vector<MatmulConfig> cfgs = ws_split_k_configs<TIn, TOut>();
+  const std::vector<MatmulConfig> cfgs = split_k_tile_configs<TIn, TOut>([](const MatmulConfig& c) { return c.ws; });
   if (cfgs.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
   int n = 0;
   for (const MatmulConfig& cfg : cfgs) {
     for (int i = 0; i < 6; ++i, ++n) {
-      Case c;
-      c.M = 200, c.N = 264, c.K = n % 2 ? 1000 : 130;
-      c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
-      if (n % 5 == 4) c.pad_a = c.pad_b = c.pad_c = 1;
-      c.beta = n % 3 == 0 ? 0.0 : 0.5;
-      c.nan_in_c = c.beta == 0.0;
-      c.alpha = n % 4 == 1 ? -2.0 : 1.0;
-      c.ep.bias = n % 2 == 0;
-      c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
-               : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
-      if (i8) c.ep.act = n % 2 ? Activation::relu : Activation::none;  // (i8 takes relu only)
-      c.cfg = cfg;
+      Case c = split_k_case(n, cfg, 264, n % 2 ? 1000 : 130, i8);
       c.launch.ws_team_cap = n % 3 == 1 ? 3 : 0;
       const std::string kernel = this->expect_matches(c).kernel;
       EXPECT_NE(kernel.find("split K x"), std::string::npos) << c.describe() << ": " << kernel;
     }
   }
-  const int64_t M = 200, N = 264, K = 1000;
-  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
-  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
-  fill_random(A.data(), M * K, 13);
-  fill_random(B.data(), K * N, 14);
-  for (const MatmulConfig& cfg : cfgs) {
-    SCOPED_TRACE(cfg.name());
-    matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
-    matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
-    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
-    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
-    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
-  }
+  expect_split_k_repeats_bitwise<TIn, TOut>(cfgs, 264, 13);
 }
 
 TYPED_TEST(MatmulTyped, MmaSyncTilesSplitKMatchReferenceAndRepeatBitwise) {
@@ -587,48 +601,18 @@ TYPED_TEST(MatmulTyped, MmaSyncTilesSplitKMatchReferenceAndRepeatBitwise) {
   using TOut = typename TestFixture::TOut;
   constexpr bool i8 = std::is_same<TIn, int8_t>::value;
   if (!std::is_same<TIn, double>::value && !i8) GTEST_SKIP() << "f64 and i8 (TF32: MatmulTf32.Tf32TilesSplitK)";
-  std::vector<MatmulConfig> cfgs;
-  for (const MatmulConfig& tile : runnable_menu_tiles<TIn, TOut>()) {
-    if (!tile.mma || tile.wgmma || !tilekit::tile_splits_k(tile)) continue;
-    for (int s : {2, 3, 16}) {
-      MatmulConfig c = tile;
-      c.k_splits = s;
-      cfgs.push_back(c);
-    }
-  }
+  const std::vector<MatmulConfig> cfgs =
+      split_k_tile_configs<TIn, TOut>([](const MatmulConfig& c) { return c.mma && !c.wgmma; });
   if (cfgs.empty()) GTEST_SKIP() << "no mma.sync tile runs " << dtype_name(TypeTraits<TIn>::dtype) << " here (CUDA sm_80+)";
   int n = 0;
   for (const MatmulConfig& cfg : cfgs) {
     for (int i = 0; i < 6; ++i, ++n) {
-      Case c;
-      c.M = 200, c.N = 190, c.K = n % 3 == 0 ? 1000 : n % 3 == 1 ? 70 : 333;
-      c.a_col = n & 1, c.b_col = n & 2, c.c_col = n & 4;
-      if (n % 5 == 4) c.pad_a = c.pad_b = c.pad_c = 1;
-      c.beta = n % 3 == 0 ? 0.0 : 0.5;
-      c.nan_in_c = c.beta == 0.0;
-      c.alpha = n % 4 == 1 ? -2.0 : 1.0;
-      c.ep.bias = n % 2 == 0;
-      c.ep.act = n % 5 == 0 ? Activation::gelu : n % 5 == 1 ? Activation::leaky_relu
-               : n % 5 == 2 ? Activation::silu : n % 5 == 3 ? Activation::relu : Activation::none;
-      if (i8) c.ep.act = n % 2 ? Activation::relu : Activation::none;  // (i8 takes relu only)
-      c.cfg = cfg;
+      const Case c = split_k_case(n, cfg, 190, n % 3 == 0 ? 1000 : n % 3 == 1 ? 70 : 333, i8);
       const std::string kernel = this->expect_matches(c).kernel;
       EXPECT_NE(kernel.find("split K x"), std::string::npos) << c.describe() << ": " << kernel;
     }
   }
-  const int64_t M = 200, N = 190, K = 1000;
-  Kokkos::View<TIn**, Kokkos::LayoutRight> A("A", M, K), B("B", K, N);
-  Kokkos::View<TOut**, Kokkos::LayoutRight> C1("C1", M, N), C2("C2", M, N);
-  fill_random(A.data(), M * K, 15);
-  fill_random(B.data(), K * N, 16);
-  for (const MatmulConfig& cfg : cfgs) {
-    SCOPED_TRACE(cfg.name());
-    matmul(Op::N, Op::N, 1, A, B, 0, C1, cfg);
-    matmul(Op::N, Op::N, 1, A, B, 0, C2, cfg);
-    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C1);
-    auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C2);
-    EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(TOut) * M * N), 0);
-  }
+  expect_split_k_repeats_bitwise<TIn, TOut>(cfgs, 190, 15);
 }
 
 // --- operands packed for vector loads (gpu/pack.hpp): cp.async tensor-core and warp-tiled SIMT tiles -

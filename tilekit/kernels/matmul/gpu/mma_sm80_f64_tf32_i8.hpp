@@ -496,19 +496,9 @@ void launch_mma_frag_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   using ES = Kokkos::DefaultExecutionSpace;
   using TPartial = typename MmaAtom<TIn>::acc;
   using F = Sm80MmaF64Tf32I8Matmul<ES, Tile, TIn, TPartial, true>;
-  F f;
-  f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
-  f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
-  f.group_m = cfg.group_m;
-  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
-  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
-  f.vector_length = cfg.vector_length;
-  f.k_splits = splits;
-  f.k_per_split = k_per_split;
   // The caller holds the packing workspace: the partial sums come from the split-K buffer.
   PartialSums<TPartial> partials(p, splits, PartialSumBuffer::kSplitKBuffer, stream_handle(space), label);
-  f.c_split_stride = partials.stride;
-  f.p.c = partials.first;
+  const F f = partials.template first_pass<F, Tile>(p, cfg, splits, k_per_split);
   const int league = f.tiles_m * f.tiles_n * splits;
   typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));

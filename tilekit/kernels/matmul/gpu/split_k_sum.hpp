@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tilekit/kernels/core/workspace.hpp"
+#include "tilekit/kernels/matmul/config.hpp"
 #include "tilekit/kernels/matmul/matmul.hpp"
 #include "tilekit/kernels/matmul/team.hpp"
 
@@ -83,6 +84,24 @@ struct PartialSums {
       release_partial_sum_workspace(stream);
     else
       release_split_k_workspace(stream);
+  }
+
+  /// The first pass's functor F (a split-K kernel of Tile whose C is TPartial): p's sizes and
+  /// operands, no epilogue (alpha 1, beta 0, no bias, no activation), its C these partial Cs.
+  template <class F, class Tile, class TIn, class TOut>
+  F first_pass(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg, int splits, int64_t k_per_split) const {
+    F f;
+    f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
+    f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
+    f.p.c = first;
+    f.group_m = cfg.group_m;
+    f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
+    f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
+    f.vector_length = cfg.vector_length;
+    f.k_splits = splits;
+    f.k_per_split = k_per_split;
+    f.c_split_stride = stride;
+    return f;
   }
 
   /// Queues the second pass on `space`: C of p from the `splits` partial Cs.

@@ -844,18 +844,8 @@ void launch_wgmma_ws_split_k(const MatmulProblem<TIn, TOut>& p, const MatmulConf
   using ES = Kokkos::DefaultExecutionSpace;
   using TPartial = std::conditional_t<Tile::i8, int32_t, float>;
   using F = Sm90WgmmaWsMatmul<ES, Tile, TIn, TPartial, int(Activation::none), 1, true>;
-  F f;
-  f.p.M = p.M, f.p.N = p.N, f.p.K = p.K;
-  f.p.a = p.a, f.p.b = p.b, f.p.math = p.math;
-  f.group_m = cfg.group_m;
-  f.tiles_m = static_cast<int>((p.M + Tile::BM - 1) / Tile::BM);
-  f.tiles_n = static_cast<int>((p.N + Tile::BN - 1) / Tile::BN);
-  f.vector_length = cfg.vector_length;
-  f.k_splits = splits;
-  f.k_per_split = k_per_split;
   PartialSums<TPartial> partials(p, splits, PartialSumBuffer::kPartialSumBuffer, stream_handle(space), label);
-  f.c_split_stride = partials.stride;
-  f.p.c = partials.first;
+  const F f = partials.template first_pass<F, Tile>(p, cfg, splits, k_per_split);
   launch_wgmma_ws(f, cfg, label, space, options, report);
   partials.sum_into(p, splits, label, space);
 }
