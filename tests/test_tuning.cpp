@@ -710,15 +710,22 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   EXPECT_EQ(model_pick(DType::f16, 8192, 8192, 1024), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
   // 54 tiles of 256x128 on 132 SMs leave most of them idle: a tile with more teams.
   EXPECT_NE(model_pick(DType::f32, 2304, 768, 3072), "bm256_bn128_bk16_tm16_tn8_g16_t256_v1");
-  // 576 tiles of 128x128 at 3072^3: the two-teams-an-SM tile would end on a group of one team,
-  // which runs no faster than two (SIMT tiles: no latency hidden); the one-team tile fills its waves.
+  // 576 tiles of 128x128 at 3072^3: the two-teams-an-SM tile unsplit would end on a group of one
+  // team, which runs no faster than two (SIMT tiles: no latency hidden); split in 4 it fills its
+  // waves (H200: 38.9 TFLOP/s against 34.6 for the one-team tile, perf notes 56). At
+  // 2048x8192x28672 the split ranked 1% ahead is not taken (it ran 9% slower).
   GpuModelDevice h200;
   h200.peak_flops = 132 * 1.98e9 * 256;  // f32 FMA: 128 lanes an SM
-  EXPECT_EQ(rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32, 3072,
-                            3072, 3072, h200)
-                .front()
-                .config.name(),
-            "bm128_bn128_bk16_tm8_tn8_g16_t256_v1");
+  const auto f32_pick = [&](int64_t M, int64_t N, int64_t K) {
+    return rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32, M, N, K,
+                           h200)
+        .front()
+        .config.name();
+  };
+  EXPECT_EQ(f32_pick(3072, 3072, 3072), "bm128_bn128_bk16_tm8_tn16_s4_g16_t128_v1");
+  EXPECT_EQ(f32_pick(2048, 8192, 28672), "bm128_bn128_bk16_tm8_tn16_g16_t128_v1");
+  // 17-32 rows: the 32-row tile, K split to fill the SMs.
+  EXPECT_EQ(f32_pick(32, 4096, 4096), "bm32_bn128_bk16_tm4_tn8_s16_g8_t128_v1");
   // Deep K on few tiles of C: K split across teams.
   GpuModelDevice h100;
   const auto ranked = rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32,
@@ -773,15 +780,26 @@ TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
                                       64, 11008, 4096, h100);
   EXPECT_EQ(skinny.front().config.k_splits, 1) << skinny.front().config.name();
   EXPECT_GE(skinny.front().seconds, 2.0 * (64.0 * 4096 + 4096.0 * 11008) / h100.store_bytes_per_s);
-  // f16/bf16 with 8-16 rows on the warp-specialised tiles ask the model, fewer rows and other types
-  // keep the thin kernel; the model then ranks the tiles as for any product.
+  // On Hopper, f16/bf16 with 8-16 rows ask the model, as do f64 and TF32 (whose long operand runs
+  // along K) in the thin kernel's 16-row class (5-16 rows); fewer rows, IEEE f32 and i8 keep the thin
+  // kernel. The model then ranks the tiles as for any product.
   const bool ws = warpgroup_mma_available();
-  EXPECT_EQ(model_ranks_thin_shape(DType::f16, 16, 12288), ws);
-  EXPECT_EQ(model_ranks_thin_shape(DType::bf16, 4096, 8), ws);
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 7, 4096));
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, 4096, 1));
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, 16, 4096));
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f64, 16, 4096));
+  OperandOrders b_along_n;  // row-major B: the long side of a 16 x N product does not run along K
+  b_along_n.b_k_major = false;
+  EXPECT_EQ(model_ranks_thin_shape(DType::f16, Math::ieee, 16, 12288), ws);
+  EXPECT_EQ(model_ranks_thin_shape(DType::bf16, Math::ieee, 4096, 8), ws);
+  EXPECT_EQ(model_ranks_thin_shape(DType::f16, Math::ieee, 16, 12288, b_along_n), ws);
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, Math::ieee, 7, 4096));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f16, Math::ieee, 4096, 1));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::ieee, 16, 4096));
+  EXPECT_FALSE(model_ranks_thin_shape(DType::i8, Math::ieee, 16, 4096));
+  EXPECT_EQ(model_ranks_thin_shape(DType::f64, Math::ieee, 16, 4096), ws);
+  EXPECT_EQ(model_ranks_thin_shape(DType::f64, Math::ieee, 4096, 5, b_along_n), ws);
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f64, Math::ieee, 4, 4096));
+  EXPECT_EQ(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288), ws);
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288, b_along_n));
+  EXPECT_EQ(model_ranks_thin_shape(DType::f32, Math::tf32, 12288, 16, b_along_n), ws);  // A is the long side
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::tf32, 4, 12288));
   EXPECT_TRUE(rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16, 16,
                               12288, 4096, h100)
                   .front()

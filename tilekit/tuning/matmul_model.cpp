@@ -45,6 +45,11 @@ constexpr double kSplitSumFixedSeconds = 4e-6;
 // model ranked 0.2-0.8% ahead at 7-10 waves ran 4-6% slower (5000x3000x7000, 4096x5120x13824,
 // 2048x8192x28672); under one wave they gained 4-150% (perf notes 54).
 constexpr double kSplitMaxWaves = 4.0;
+// ... and a SIMT split must be predicted this much faster than the tile unsplit: the teams of one
+// tile read different K ranges at once, which the L2 shares worse. f32 on an H200: a split the model
+// ranked 1% ahead at 2048x8192x28672 ran 9% slower; those ranked 3.6-18% ahead ran 1.5-24% faster
+// (perf notes 56). (The tensor-core tiles' splits were measured against the rule above alone.)
+constexpr double kSimtSplitMinGain = 0.03;
 // The tiles' own time and the DRAM time of the operands overlap, not perfectly: a tenth of the
 // smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
 constexpr double kDramOverlapLoss = 0.1;
@@ -52,7 +57,11 @@ constexpr double kDramOverlapLoss = 0.1;
 // at least this many rows where the warp-specialised tiles run: there a 64-row tile, most of it
 // padding, still ran 2.1x the thin kernel's rate at 8-16 rows (f16 Rx12288x4096 on an H200, the
 // 64x128 tile against the thin kernel: 8 rows 14.2 / 6.5 TFLOP/s, 16 rows 26.1 / 12.9; at 4 rows
-// 6.6 / 6.5; perf notes 48).
+// 6.6 / 6.5; perf notes 48). f64 and TF32 take the tiles in the thin kernel's 16-row class (5-16
+// rows), TF32 only where the long operand runs along K (else it is copied first): 16x12288x4096 on an
+// H200, f64 64x64 DMMA tile split in 4 against the thin kernel 9.1 / 7.7 TFLOP/s row-major, 9.0 / 5.7
+// column-major; TF32 column-major, the 64x128 ws tile 19.7 against 12.5, row-major 7.0 against 13.3
+// (perf notes 56).
 constexpr int64_t kModelThinMinRows = 8;
 // The mma.sync tiles read an operand that does not run along K as it is stored: f64 at full speed
 // (8-byte units), TF32 and i8 at about half their K-major rate (4-byte loads of single elements, i8
@@ -101,17 +110,17 @@ const GpuTileModel kImma[] = {
     {"bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32", 2, 0.20},
     {"bm128_bn128_bk64_tm64_tn32_tc_g8_t8_v32", 2, 0.19},
 };
-// f32 with IEEE math: the warp-tiled SIMT kernel; the 64x64 tile also with K split over 2, 4 or 8
-// teams per tile of C (the split tiles' partial sums are stores of their own, counted as such).
+// f32 with IEEE math: the warp-tiled SIMT kernel. The tiles that run several teams an SM also split
+// K (with_splits; their partial sums are stores of their own, counted as such). The 32x128 tile
+// (products of up to 32 rows) is guessed from the 64x64 one: the same 32 accumulators and scratch
+// reads a lane.
 const GpuTileModel kSimtF32[] = {
     {"bm256_bn128_bk16_tm16_tn8_g16_t256_v1", 1, 0.60},
     {"bm128_bn128_bk16_tm8_tn16_g16_t128_v1", 2, 0.66},
     {"bm128_bn128_bk16_tm8_tn8_g16_t256_v1", 1, 0.58},
     {"bm128_bn64_bk16_tm8_tn8_g8_t128_v1", 2, 0.55},
     {"bm64_bn64_bk16_tm8_tn4_g16_t128_v1", 4, 0.52},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 2},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 4},
-    {"bm64_bn64_bk16_tm8_tn4_g8_t128_v1", 4, 0.52, 8},
+    {"bm32_bn128_bk16_tm4_tn8_g8_t128_v1", 4, 0.50},
 };
 
 template <std::size_t N>
@@ -119,9 +128,10 @@ std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
   return std::vector<GpuTileModel>(a, a + N);
 }
 
-/// a, and each of its tensor-core tiles that split K once more per split count from 2 to kMaxKSplits
-/// (tiles.hpp: WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns; and
-/// MmaFragTileShape::split_k, every f64 / TF32 / i8 mma.sync tile).
+/// a, and each of its tiles that split K once more per split count from 2 to kMaxKSplits (tiles.hpp:
+/// WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns; MmaFragTileShape::split_k,
+/// every f64 / TF32 / i8 mma.sync tile; SimtWarpTileShape::split_k, the SIMT tiles of several teams
+/// an SM).
 template <std::size_t N>
 std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
   std::vector<GpuTileModel> out = list(a);
@@ -129,7 +139,7 @@ std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
     MatmulConfig c;
     std::string why;
     if (!MatmulConfig::parse(t.config, c, why)) throw std::logic_error(why);
-    if (!c.mma || (c.ws && c.bn < 128) || (c.wgmma && !c.ws)) continue;
+    if ((!c.mma && t.teams_per_sm < 2) || (c.ws && c.bn < 128) || (c.wgmma && !c.ws)) continue;
     for (int s = 2; s <= kMaxKSplits; ++s) {
       GpuTileModel split = t;
       split.k_splits = s;
@@ -155,13 +165,13 @@ std::size_t scratch_bytes(const MatmulConfig& c, DType in) {
 }  // namespace
 
 std::vector<GpuTileModel> gpu_model_candidates(DType in, Math math, bool wgmma, int compute_capability) {
-  if (compute_capability < 80) return in == DType::f32 && math == Math::ieee ? list(kSimtF32) : std::vector<GpuTileModel>{};
+  if (compute_capability < 80) return in == DType::f32 && math == Math::ieee ? with_splits(kSimtF32) : std::vector<GpuTileModel>{};
   switch (in) {
     case DType::f16:
     case DType::bf16: return wgmma ? with_splits(kWgmmaF16) : list(kMmaF16);
     case DType::f64: return with_splits(kDmma);
     case DType::i8: return wgmma ? with_splits(kWgmmaImma) : with_splits(kImma);
-    case DType::f32: return math == Math::tf32 ? (wgmma ? with_splits(kWgmmaTf32) : with_splits(kMmaTf32)) : list(kSimtF32);
+    case DType::f32: return math == Math::tf32 ? (wgmma ? with_splits(kWgmmaTf32) : with_splits(kMmaTf32)) : with_splits(kSimtF32);
     default: return {};
   }
 }
@@ -222,6 +232,7 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (k_major_only && !orders.b_k_major) packed_bytes += double(K) * N;
     r.seconds += 2.0 * packed_bytes * double(dtype_size(in)) /
                  (in == DType::i8 ? dev.pack_i8_bytes_per_s : dev.pack_bytes_per_s);
+    if (splits > 1 && !c.mma) r.seconds *= 1.0 + kSimtSplitMinGain;
     r.waves = double(tiles) / (sms * t.teams_per_sm);
     r.note = fmt::format("{} tiles{}, {:.2f} waves, {} K steps{}", tiles,
                          splits > 1 ? fmt::format(" (K split {})", splits) : "", r.waves, k_steps,
@@ -265,9 +276,19 @@ std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, i
   return out_list;
 }
 
-bool model_ranks_thin_shape(DType in, int64_t M, int64_t N) {
-  return (in == DType::f16 || in == DType::bf16) && warpgroup_mma_available() && std::max(M, N) <= int64_t(INT32_MAX) &&
-         std::min(M, N) >= kModelThinMinRows;
+bool model_ranks_thin_shape(DType in, Math math, int64_t M, int64_t N, OperandOrders orders) {
+  if (!warpgroup_mma_available() || std::max(M, N) > int64_t(INT32_MAX)) return false;
+  const int64_t rows = std::min(M, N);
+  // The thin kernel runs 5-16 rows as 16 (its row class): the tensor-core tiles compare the same.
+  const bool sixteen_row_class = thin_row_class(rows) == kThinMaxRows;
+  const bool long_side_k_major = M <= N ? orders.b_k_major : orders.a_k_major;
+  switch (in) {
+    case DType::f16:
+    case DType::bf16: return rows >= kModelThinMinRows;
+    case DType::f64: return sixteen_row_class;
+    case DType::f32: return math == Math::tf32 && sixteen_row_class && long_side_k_major;
+    default: return false;
+  }
 }
 
 MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int64_t K, Math math, std::string* why,

@@ -69,8 +69,9 @@ std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, i
                                                int* sms = nullptr, OperandOrders orders = {});
 
 /// Whether `auto` asks the model rather than taking the thin kernel for a product with a thin side
-/// (M or N up to kThinMaxRows): f16/bf16 on the warp-specialised tiles with enough rows.
-bool model_ranks_thin_shape(DType in, int64_t M, int64_t N);
+/// (M or N up to kThinMaxRows), on Hopper: f16/bf16 with enough rows for the warp-specialised tiles;
+/// f64, and TF32 whose long operand runs along K, in the thin kernel's 16-row class.
+bool model_ranks_thin_shape(DType in, Math math, int64_t M, int64_t N, OperandOrders orders = {});
 
 /// The model's pick for this build's GPU: the first of model_ranked_configs (the shape default where
 /// the type has no candidate). `why` (if given) says what was ranked and the runners-up.

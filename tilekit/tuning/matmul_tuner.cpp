@@ -643,13 +643,18 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
   // The family of the key first; for an epilogue with no usable entry, then the same types and
   // layouts without one (the sweeps time plain products; an epilogue changes the time of the store
   // of C, not which tile shape fits the problem), before the backend default.
-  // On CUDA a tile product (and an f16/bf16 product with a thin side of enough rows for the
-  // warp-specialised tiles: model_ranks_thin_shape) takes only an exact entry; elsewhere the model
+  // On CUDA a tile product (and a product with a thin side the tensor-core tiles run faster:
+  // model_ranks_thin_shape) takes only an exact entry; elsewhere the model
   // ranks the menu (matmul_model.hpp), which carries to shapes nobody tuned where a neighbour's tile
   // does not.
+  // The key's layouts ("a=row,b=col,c=row") are those of op(A) and op(B): row-major op(A) and
+  // column-major op(B) run along K.
+  OperandOrders orders;
+  orders.a_k_major = key.layout.find("a=col") == std::string::npos;
+  orders.b_k_major = key.layout.find("b=col") != std::string::npos;
   const bool modelled = backend_name() == std::string("cuda") &&
                         (!is_thin_shape(key.shape[0], key.shape[1]) ||
-                         model_ranks_thin_shape(in, key.shape[0], key.shape[1]));
+                         model_ranks_thin_shape(in, math, key.shape[0], key.shape[1], orders));
   auto from_family = [&](const TuneKey& k, const char* note) {
     for (const TuneEntry& e : tuned.by_distance(k, same_class)) {
       if (modelled && e.key.shape != key.shape) break;  // nearest first: no exact entry
@@ -685,11 +690,6 @@ ResolvedConfig resolve_matmul_config(const TuneKey& key, DType in,
     const auto arrow = key.types.find("->");
     if (arrow == std::string::npos || !parse_dtype(key.types.substr(arrow + 2), out)) out = default_out_dtype(in);
     std::string model_why;
-    // The key's layouts ("a=row,b=col,c=row") are those of op(A) and op(B): row-major op(A) and
-    // column-major op(B) run along K.
-    OperandOrders orders;
-    orders.a_k_major = key.layout.find("a=col") == std::string::npos;
-    orders.b_k_major = key.layout.find("b=col") != std::string::npos;
     r.config = model_matmul_config(in, out, key.shape[0], key.shape[1], key.shape[2], math, &model_why, orders);
     if (valid(r.config).empty()) {
       r.source = "model";

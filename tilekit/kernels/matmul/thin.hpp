@@ -106,9 +106,9 @@ struct ThinMatmul {
   // GPU: staged X is k-major, RP values per k. With 16 rows the pitch is padded to 20 so that lanes
   // reading consecutive k (lanes along K) hit distinct banks; rows stay 16-byte aligned.
   static constexpr int RP = RR >= 8 ? RR + 4 : RR;
-  // K values staged per step: GPU, as many as fill kThinGpuStageElems (a power of two);
+  // K values staged per step: GPU, as many as fill the stage (thin_gpu_stage_k, a power of two);
   // host, kThinHostStageK.
-  static constexpr int kStageK = kGpu ? thin_gpu_stage_k(RP) : kThinHostStageK;
+  static constexpr int kStageK = kGpu ? thin_gpu_stage_k(RP, int(sizeof(compute))) : kThinHostStageK;
   /// GPU: columns per thread (1 on host backends, whose team thread walks the whole block).
   static constexpr int CPT = kGpu ? thin_gpu_columns_per_thread(RR, int(sizeof(compute))) : 1;
   // Host dot form: SIMD lanes of partial sums (one 64-byte vector of the compute type).

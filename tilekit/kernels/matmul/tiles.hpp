@@ -305,6 +305,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  SimtWarpTileShape<128, 128, 16, 8, 8, 1>, SimtWarpTileShape<128, 64, 16, 8, 8, 2>,
                                  SimtWarpTileShape<64, 64, 16, 8, 4, 4>, SimtWarpTileShape<128, 128, 16, 8, 16, 2>,
                                  SimtWarpTileShape<128, 256, 16, 8, 16, 1>, SimtWarpTileShape<256, 128, 16, 16, 8, 1>,
+                                 // 4 warps of 32x32, 4 teams/SM: products of 17-32 rows (a 64-row tile
+                                 // computes as many padding rows as real ones)
+                                 SimtWarpTileShape<32, 128, 16, 4, 8, 4>,
                                  MmaTileShape<128, 128, 32, 64, 64, 4, 1>,  // 4 warps, 2 x 2, 64 KB
                                  MmaTileShape<128, 128, 16, 64, 32, 3, 2>,  // 8 warps, 2 x 4, 24 KB
                                  MmaTileShape<64, 64, 32, 32, 32, 3, 2>,    // 4 warps, 2 x 2, 24 KB
@@ -402,20 +405,22 @@ constexpr int kThinGpuStageElems = 8192;
 /// The 16-row class (pitch 20) stages 4x deeper chunks on CUDA: at 8192 values a chunk is 256 deep,
 /// 8 k per thread of a 32-group team between a barrier pair and a restaging, and at K = 8192 the 32
 /// chunks' barriers and restagings were a visible part of the time (4x deeper: 16x8192x8192 +5%,
-/// 8192x16x8192 +8% with thin_l16_k32 on the H100, perf notes 22); its 512-thread teams run one per
-/// SM, so 80 KB cost no occupancy. (HIP: 64 KB of LDS a workgroup.)
+/// 8192x16x8192 +8% with thin_l16_k32 on the H100, perf notes 22). Counted in bytes of 4-byte values
+/// (80 KB at pitch 20): two teams of 256 threads share an SM; f64 stages half as deep, as 160 KB held
+/// one team per SM and halved the loads in flight (perf notes 56). (HIP: 64 KB of LDS a workgroup.)
 #if defined(KOKKOS_ENABLE_HIP)
-constexpr int kThinGpuStageElemsWide = kThinGpuStageElems;
+constexpr int kThinGpuStageBytesWide = 4 * kThinGpuStageElems;
 #else
-constexpr int kThinGpuStageElemsWide = 4 * kThinGpuStageElems;
+constexpr int kThinGpuStageBytesWide = 16 * kThinGpuStageElems;
 #endif
-/// K values per GPU stage for a staged pitch of `pitch` values per k: a power of two.
-constexpr int thin_gpu_stage_k(int pitch) {
-  const int elems = pitch >= 16 ? kThinGpuStageElemsWide : kThinGpuStageElems;
+/// K values per GPU stage for a staged pitch of `pitch` values of `bytes` each: a power of two.
+constexpr int thin_gpu_stage_k(int pitch, int bytes) {
+  const int elems = pitch >= 16 ? kThinGpuStageBytesWide / bytes : kThinGpuStageElems;
   int k = 1;
   while (2 * k * pitch <= elems) k *= 2;
   return k;
 }
+static_assert(thin_gpu_stage_k(20, 4) == thin_gpu_stage_k(20, 8) * 2, "f64 stages half the f32 depth");
 /// Loads each GPU thread issues before writing them to the X stage (one L2 latency per batch).
 constexpr int kThinGpuStageBatch = 8;
 /// K steps whose loads of W each GPU thread issues together (CPT loads a step) before multiplying.
