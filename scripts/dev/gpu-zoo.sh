@@ -28,7 +28,7 @@ run col f16,bf16,f32,tf32,f64,i8
 run kmajor i8
 [ "${TILEKIT_ZOO_MENU:-1}" = 1 ] && {
   menu f16 bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32,bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32,bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32,bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32,bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32,bm128_bn128_bk16_tm64_tn32_tc_g8_t8_v32,bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32
-  menu f32 bm256_bn128_bk16_tm16_tn8_g16_t256_v1,bm128_bn128_bk16_tm8_tn16_g16_t128_v1,bm128_bn128_bk16_tm8_tn8_g16_t256_v1,bm128_bn64_bk16_tm8_tn8_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_g16_t128_v1,bm64_bn64_bk16_tm8_tn4_s2_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s8_g8_t128_v1
+  menu f32 bm256_bn128_bk16_tm16_tn8_g16_t256_v1,bm128_bn128_bk16_tm8_tn16_g16_t128_v1,bm128_bn128_bk16_tm8_tn8_g16_t256_v1,bm128_bn64_bk16_tm8_tn8_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_g16_t128_v1,bm64_bn64_bk16_tm8_tn4_s2_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s4_g8_t128_v1,bm64_bn64_bk16_tm8_tn4_s8_g8_t128_v1,bm128_bn128_bk16_tm8_tn16_s2_g16_t128_v1,bm128_bn128_bk16_tm8_tn16_s4_g16_t128_v1,bm128_bn128_bk16_tm8_tn16_s8_g16_t128_v1,bm32_bn128_bk16_tm4_tn8_g8_t128_v1,bm32_bn128_bk16_tm4_tn8_s8_g8_t128_v1,bm32_bn128_bk16_tm4_tn8_s16_g8_t128_v1
 }
 for layout in row col kmajor; do python3 scripts/dev/zoo-ratios.py "$out/zoo-$layout" tilekit:auto tilekit:default; done
 for t in f16 f32; do [ -d "$out/zoo-menu-$t" ] && python3 scripts/dev/zoo-ratios.py --menu "$out/zoo-menu-$t"; done
