@@ -83,6 +83,8 @@ constexpr int kCudaSimtF32MaxSplits = 8;
 // The avx2 path's large tiles walk C in groups of 32 tile rows (g32; whole columns up to 3072 rows):
 // each block of the packed B is then read by every row tile of its column while it is in cache,
 // where groups of 8 rows read it again from memory for each group (2048^3 +1.4-3.9%, section 55).
+// The avx512 path's large tiles likewise (2048^3 +1-4%, with the packed A prefetch of packed.hpp
+// +6-9% f64, section 56).
 struct HostPathTiles {
   const char* f32;  // f32, f16, bf16, i8
   const char* f32_small;
@@ -91,8 +93,8 @@ struct HostPathTiles {
   const char* f32_tiny = nullptr;  // where even the small tile leaves threads idle (perf notes 43)
 };
 constexpr std::array<HostPathTiles, 3> kHostPathTiles{{
-    {"bm96_bn512_bk256_tm12_tn32_g8_t1_v1", "bm48_bn128_bk256_tm12_tn32_g8_t1_v1",  // avx512
-     "bm96_bn256_bk256_tm12_tn16_g8_t1_v1", "bm48_bn64_bk256_tm12_tn16_g8_t1_v1"},
+    {"bm96_bn512_bk256_tm12_tn32_g32_t1_v1", "bm48_bn128_bk256_tm12_tn32_g8_t1_v1",  // avx512
+     "bm96_bn256_bk256_tm12_tn16_g32_t1_v1", "bm48_bn64_bk256_tm12_tn16_g8_t1_v1"},
     {"bm96_bn256_bk256_tm6_tn16_g32_t1_v1", "bm48_bn128_bk256_tm6_tn16_g8_t1_v1",  // avx2
      "bm96_bn128_bk256_tm6_tn8_g32_t1_v1", "bm48_bn64_bk256_tm6_tn8_g8_t1_v1", "bm24_bn64_bk256_tm6_tn16_g8_t1_v1"},
     {"bm96_bn192_bk256_tm8_tn12_g8_t1_v1", "bm96_bn192_bk256_tm8_tn12_g8_t1_v1",  // portable

@@ -265,6 +265,20 @@ struct HostPackedMatmul {
   static constexpr int MR = Tile::TM, NR = Tile::TN;
   static constexpr int kSliversM = BM / MR, kSliversN = BN / NR;
   static constexpr int kScratchLevel = 1;  // host: level 1 (level 0 is capped at 32 KB)
+  /// Whether a team prefetches the next panel's A block into L2 once it is packed: on the avx512
+  /// path, for tiles whose A block serves at least 16 B slivers a panel (the large tiles; on the
+  /// small ones, 4 slivers, the prefetch is as large as the panel's own reads and cost 3%;
+  /// docs/perf-notes.md section 56).
+  static constexpr bool kPrefetchPackedA = Tile::isa == HostIsa::avx512 && kSliversN >= 16;
+
+  /// Slivers s0 .. s0 + count - 1 of panel kt of a packed operand as runs of one cache line each
+  /// (PackSlivers::prefetch): the block is contiguous in the workspace.
+  template <class Runs>
+  static Runs packed_runs_of(const PackedLayout& layout, const pack_t* dst, int64_t kt, int64_t s0, int count) {
+    const pack_t* at = dst + layout.panel_offset(kt) + s0 * layout.sliver_elems(kt);
+    const int64_t lines = (int64_t(count) * layout.sliver_elems(kt) * int64_t(sizeof(pack_t)) + 63) / 64;
+    return {reinterpret_cast<const char*>(at), 64, lines, 64};
+  }
 
   MatmulProblem<TIn, TOut> p;
   int group_m = 1;
@@ -333,11 +347,14 @@ struct HostPackedMatmul {
       }
       // The next panel's blocks that no team has begun to pack: their source, a share per
       // micro-kernel call of this panel, prefetched into L2 so that packing them reads from cache
-      // (docs/perf-notes.md section 53).
+      // (docs/perf-notes.md section 53). On the avx512 path, whose micro-kernel reads A twice as
+      // fast, the next panel's A block once packed is prefetched too (it comes back from L3 or
+      // memory for every column tile; the avx2 path gained nothing from it: section 56).
       typename decltype(a_pack)::Runs a_next;
       typename decltype(b_pack)::Runs b_next;
       if (p.K > 0 && pack_in_loop && kt + 1 < panels) {
         if (a_blocks.untouched(kt + 1, tile_m)) a_next = a_pack.source_runs(kt + 1, int64_t(tile_m) * kSliversM, sm);
+        else if (kPrefetchPackedA) a_next = packed_runs_of<typename decltype(a_pack)::Runs>(a_layout, a_pack.dst, kt + 1, int64_t(tile_m) * kSliversM, sm);
         if (b_blocks.untouched(kt + 1, tile_n)) b_next = b_pack.source_runs(kt + 1, int64_t(tile_n) * kSliversN, sn);
       }
       const int calls = std::max(1, (sn - tid + nthr - 1) / nthr * sm);
