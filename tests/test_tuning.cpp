@@ -726,6 +726,16 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   EXPECT_EQ(f32_pick(2048, 8192, 28672), "bm128_bn128_bk16_tm8_tn16_g16_t128_v1");
   // 17-32 rows: the 32-row tile, K split to fill the SMs.
   EXPECT_EQ(f32_pick(32, 4096, 4096), "bm32_bn128_bk16_tm4_tn8_s16_g8_t128_v1");
+  // No split whose partial sums would hold more than 256 MiB of workspace (1024 tiles of 128x128
+  // split 16 ways would take 1 GiB), whatever it would gain.
+  for (const RankedConfig& r : rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32,
+                                               DType::f32, 4096, 4096, 65536, h200)) {
+    const MatmulConfig& c = r.config;
+    if (c.k_splits > 1)
+      EXPECT_LE(double(c.k_splits) * ((4096 + c.bm - 1) / c.bm) * ((4096 + c.bn - 1) / c.bn) * c.bm * c.bn * 4.0,
+                256.0 * 1024 * 1024)
+          << c.name();
+  }
   // Deep K on few tiles of C: K split across teams.
   GpuModelDevice h100;
   const auto ranked = rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32, DType::f32,

@@ -50,6 +50,11 @@ constexpr double kSplitMaxWaves = 4.0;
 // ranked 1% ahead at 2048x8192x28672 ran 9% slower; those ranked 3.6-18% ahead ran 1.5-24% faster
 // (perf notes 56). (The tensor-core tiles' splits were measured against the rule above alone.)
 constexpr double kSimtSplitMinGain = 0.03;
+// ... and only where the partial sums take at most this many bytes of device workspace (splits x
+// the tiles of C in the accumulator type; the workspace is kept for later launches): up to 16
+// splits of 1000 tiles of 128x128 would hold a gigabyte. The zoo's largest pick holds 189 MB
+// (f32 5000x3000x7000, 128x128 tiles split in 3).
+constexpr double kSplitMaxPartialBytes = 256.0 * 1024 * 1024;
 // The tiles' own time and the DRAM time of the operands overlap, not perfectly: a tenth of the
 // smaller adds to the larger (which also ranks the tiles of a DRAM-bound product by their own time).
 constexpr double kDramOverlapLoss = 0.1;
@@ -193,14 +198,15 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     r.config.k_splits = splits;
     const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
     if (splits > 1 && double(tiles / splits) >= kSplitMaxWaves * sms * t.teams_per_sm) continue;
+    // Split K stores partial sums in the accumulator type: f64 for f64 inputs, else 4 bytes (f32, i32).
+    const double partial_size = in == DType::f64 ? 8.0 : 4.0;
+    if (splits > 1 && double(tiles) * c.bm * c.bn * partial_size > kSplitMaxPartialBytes) continue;
     const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
     const bool mn_major = !orders.a_k_major || !orders.b_k_major;
     const double efficiency =
         t.efficiency * (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0);
     // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
     const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * efficiency);
-    // Split K stores partial sums in the accumulator type: f64 for f64 inputs, else 4 bytes (f32, i32).
-    const double partial_size = in == DType::f64 ? 8.0 : 4.0;
     const double store = double(c.bm) * c.bn * (splits > 1 ? partial_size : double(dtype_size(out))) / store_per_sm;
     const double tile_full = (double(k_steps) + kPrologueSteps) * step + store;
     const int64_t per_sm = ceil_div(tiles, int64_t(sms));
