@@ -712,7 +712,7 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   EXPECT_NE(model_pick(DType::f32, 2304, 768, 3072), "bm256_bn128_bk16_tm16_tn8_g16_t256_v1");
   // 576 tiles of 128x128 at 3072^3: the two-teams-an-SM tile unsplit would end on a group of one
   // team, which runs no faster than two (SIMT tiles: no latency hidden); split in 4 it fills its
-  // waves (H200: 38.9 TFLOP/s against 34.6 for the one-team tile, perf notes 56). At
+  // waves (H200: 38.9 TFLOP/s against 34.6 for the one-team tile, perf notes 57). At
   // 2048x8192x28672 the split ranked 1% ahead is not taken (it ran 9% slower).
   GpuModelDevice h200;
   h200.peak_flops = 132 * 1.98e9 * 256;  // f32 FMA: 128 lanes an SM

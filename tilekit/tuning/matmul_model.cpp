@@ -48,7 +48,7 @@ constexpr double kSplitMaxWaves = 4.0;
 // ... and a SIMT split must be predicted this much faster than the tile unsplit: the teams of one
 // tile read different K ranges at once, which the L2 shares worse. f32 on an H200: a split the model
 // ranked 1% ahead at 2048x8192x28672 ran 9% slower; those ranked 3.6-18% ahead ran 1.5-24% faster
-// (perf notes 56). (The tensor-core tiles' splits were measured against the rule above alone.)
+// (perf notes 57). (The tensor-core tiles' splits were measured against the rule above alone.)
 constexpr double kSimtSplitMinGain = 0.03;
 // ... and only where the partial sums take at most this many bytes of device workspace (splits x
 // the tiles of C in the accumulator type; the workspace is kept for later launches): up to 16
@@ -66,7 +66,7 @@ constexpr double kDramOverlapLoss = 0.1;
 // rows), TF32 only where the long operand runs along K (else it is copied first): 16x12288x4096 on an
 // H200, f64 64x64 DMMA tile split in 4 against the thin kernel 9.1 / 7.7 TFLOP/s row-major, 9.0 / 5.7
 // column-major; TF32 column-major, the 64x128 ws tile 19.7 against 12.5, row-major 7.0 against 13.3
-// (perf notes 56).
+// (perf notes 57).
 constexpr int64_t kModelThinMinRows = 8;
 // The mma.sync tiles read an operand that does not run along K as it is stored: f64 at full speed
 // (8-byte units), TF32 and i8 at about half their K-major rate (4-byte loads of single elements, i8

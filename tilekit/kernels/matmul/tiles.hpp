@@ -407,11 +407,11 @@ constexpr int kThinGpuStageElems = 8192;
 /// chunks' barriers and restagings were a visible part of the time (4x deeper: 16x8192x8192 +5%,
 /// 8192x16x8192 +8% with thin_l16_k32 on the H100, perf notes 22). Counted in bytes of 4-byte values
 /// (80 KB at pitch 20): two teams of 256 threads share an SM; f64 stages half as deep, as 160 KB held
-/// one team per SM and halved the loads in flight (perf notes 56). (HIP: 64 KB of LDS a workgroup.)
+/// one team per SM and halved the loads in flight (perf notes 57). (HIP: 64 KB of LDS a workgroup.)
 #if defined(KOKKOS_ENABLE_HIP)
-constexpr int kThinGpuStageBytesWide = 4 * kThinGpuStageElems;
+constexpr int kThinGpuStageBytesWide = kThinGpuStageElems * 4;  // the elements' count, as 4-byte values
 #else
-constexpr int kThinGpuStageBytesWide = 16 * kThinGpuStageElems;
+constexpr int kThinGpuStageBytesWide = 4 * kThinGpuStageElems * 4;  // 4x the elements, as 4-byte values
 #endif
 /// K values per GPU stage for a staged pitch of `pitch` values of `bytes` each: a power of two.
 constexpr int thin_gpu_stage_k(int pitch, int bytes) {
