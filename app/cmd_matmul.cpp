@@ -226,7 +226,7 @@ int run_typed(const MatmulOpts& o) {
       j["peak"] = {{"tflops", peak.flops * 1e-12}, {"fraction", tflops * 1e12 / peak.flops}, {"basis", peak.basis}};
     if (cfg.ws)
       j["ws"] = {{"loads", launched.ws_loads}, {"drift_bound", launched.ws_drift_bound},
-                 {"multicast", launched.ws_multicast}};
+                 {"multicast", launched.ws_multicast}, {"stores", launched.ws_stores}};
     if (o.check)
       j["check"] = {{"oracle", "KokkosBlas::gemm (f64)"}, {"rel_error", err}, {"tolerance", tol}, {"pass", pass},
                     {"overflowed", overflowed}};
@@ -240,7 +240,7 @@ int run_typed(const MatmulOpts& o) {
                op_desc(o.layout_b, o.trans_b, o.ldb), op_desc(o.layout_c, false, o.ldc), o.alpha, o.beta, ep.name());
     if (!launched.packed.empty()) fmt::print("packed    {} (for vector loads)\n", launched.packed);
     if (cfg.ws) {  // how the warp-specialised kernel ran (tilekit/kernels/matmul/gpu/wgmma_ws_sm90.hpp)
-      fmt::print("ws        loads {}; drift bound {}{}\n", launched.ws_loads,
+      fmt::print("ws        loads {}; stores {}; drift bound {}{}\n", launched.ws_loads, launched.ws_stores,
                  launched.ws_drift_bound.empty() ? "off" : launched.ws_drift_bound,
                  launched.ws_multicast.empty() ? "" : "; " + launched.ws_multicast);
     }

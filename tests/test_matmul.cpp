@@ -211,6 +211,65 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedTilesMatchReferenceWithOneOrSeveralTilesA
   }
 }
 
+/// The persistent-grid cases (ws_grid_cases) with beta 0 (over NaN), the padded pitches kept whole
+/// 16-byte vectors and 32-bit C made row-major: every one stores C through TMA (16-bit C in both
+/// storage orders).
+inline std::vector<Case> ws_tma_store_cases(const MatmulConfig& cfg, bool f32_out) {
+  std::vector<Case> cases = ws_grid_cases(cfg, f32_out);
+  for (Case& c : cases) {
+    if (f32_out) c.c_col = false;
+    c.beta = 0.0;
+    c.nan_in_c = true;
+    if (c.pad_c) c.pad_c = f32_out ? 4 : 8;
+  }
+  return cases;
+}
+
+/// Where C takes the stores from registers instead of TMA, and why: C read (beta != 0), a pitch that
+/// is not whole 16-byte vectors (in both storage orders), column-major 32-bit C.
+inline std::vector<std::pair<Case, std::string>> ws_register_store_cases(const MatmulConfig& cfg, bool f32_out) {
+  Case c;
+  c.M = 200, c.N = 264, c.K = 712, c.cfg = cfg, c.ep.bias = true, c.ep.act = Activation::relu;
+  std::vector<std::pair<Case, std::string>> cases;
+  for (bool col : {false, true}) {
+    Case read = c, odd = c;
+    read.c_col = odd.c_col = col;
+    read.beta = 0.5;
+    odd.pad_c = 1;
+    cases.push_back({read, "registers: beta != 0 (C is read)"});
+    cases.push_back({odd, f32_out && col ? "registers: 32-bit C is not row-major"
+                                         : "registers: row pitch not a multiple of 16 bytes"});
+  }
+  return cases;
+}
+
+TYPED_TEST(MatmulTyped, WarpSpecialisedTilesStoreCThroughTmaWhereCAllowsIt) {
+  // C on 16-byte aligned pitches with beta = 0 (row-major, or column-major 16-bit C as its
+  // transpose) leaves the consumers as TMA stores, a 64 x 128-byte box a column chunk, clipped at
+  // C's ragged edges (200 x 520: partial boxes on both);
+  // every activation with and without a bias, alpha folding the bias into the accumulators or not,
+  // one or several tiles a team (the box reused across tiles). The same with the stores from
+  // registers asked for, and the cases that need them, match too.
+  using TIn = typename TestFixture::TIn;
+  using TOut = typename TestFixture::TOut;
+  if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
+    GTEST_SKIP() << "the warp-specialised tiles take f16 and bf16 inputs";
+  const std::vector<MatmulConfig> ws = runnable_ws_tiles<TIn, TOut>();
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised tile runs here (they need sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    for (Case c : ws_tma_store_cases(cfg, std::is_same<TOut, float>::value)) {
+      SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
+      // (K = 0: no operand for a tensor map to describe, so the cp.async producer and register stores)
+      const std::string no_k = "registers: cp.async loads";
+      EXPECT_EQ(this->expect_matches(c).ws_stores, c.K == 0 ? no_k : "tma") << c.describe();
+      c.launch.ws_register_stores = true;
+      EXPECT_EQ(this->expect_matches(c).ws_stores, c.K == 0 ? no_k : "registers: asked for") << c.describe();
+    }
+    for (const auto& [c, why] : ws_register_store_cases(cfg, std::is_same<TOut, float>::value))
+      EXPECT_EQ(this->expect_matches(c).ws_stores, why) << c.describe();
+  }
+}
+
 /// Forces the warp-specialised kernel's drift bound with chunks of one K step, a slack of one and
 /// this wait limit.
 inline void force_drift_bound(MatmulLaunchOptions& o, long long wait_limit_ns) {
@@ -954,6 +1013,25 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
       SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
       expect_tf32_matches(c);
     }
+  }
+}
+
+TEST(MatmulTf32, WarpSpecialisedTf32TileStoresCThroughTmaWhereCAllowsIt) {
+  // As WarpSpecialisedTilesStoreCThroughTmaWhereCAllowsIt, for the TF32 tile (f32 C: boxes of 32
+  // columns).
+  std::vector<MatmulConfig> ws;
+  for (const MatmulConfig& c : tf32_tile_configs())
+    if (c.ws) ws.push_back(c);
+  if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
+  for (const MatmulConfig& cfg : ws) {
+    for (Case c : ws_tma_store_cases(cfg, true)) {
+      SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
+      EXPECT_EQ(expect_tf32_matches(c).ws_stores, "tma") << c.describe();
+      c.launch.ws_register_stores = true;
+      EXPECT_EQ(expect_tf32_matches(c).ws_stores, "registers: asked for") << c.describe();
+    }
+    for (const auto& [c, why] : ws_register_store_cases(cfg, true))
+      EXPECT_EQ(expect_tf32_matches(c).ws_stores, why) << c.describe();
   }
 }
 

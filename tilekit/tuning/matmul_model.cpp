@@ -45,6 +45,10 @@ constexpr double kSplitSumFixedSeconds = 4e-6;
 // model ranked 0.2-0.8% ahead at 7-10 waves ran 4-6% slower (5000x3000x7000, 4096x5120x13824,
 // 2048x8192x28672); under one wave they gained 4-150% (perf notes 54).
 constexpr double kSplitMaxWaves = 4.0;
+// ... 8 for the SIMT tiles, whose split sums its partial tiles in the kernel (no second kernel): on
+// an H200, f32 4097^3 (1089 tiles of 128x128, 4.1 waves) split in 3 ran 29.8 -> 33.2 TFLOP/s and
+// 2048x11008x4096 (4.9 waves) split in 2 36.6 -> 39.6 (perf notes 59).
+constexpr double kSplitMaxWavesSimt = 8.0;
 // ... and a SIMT split must be predicted this much faster than the tile unsplit: the teams of one
 // tile read different K ranges at once, which the L2 shares worse. f32 on an H200: a split the model
 // ranked 1% ahead at 2048x8192x28672 ran 9% slower; those ranked 3.6-18% ahead ran 1.5-24% faster
@@ -197,7 +201,8 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     const int splits = std::max(t.k_splits, 1);
     r.config.k_splits = splits;
     const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
-    if (splits > 1 && double(tiles / splits) >= kSplitMaxWaves * sms * t.teams_per_sm) continue;
+    const double max_waves = c.mma ? kSplitMaxWaves : kSplitMaxWavesSimt;
+    if (splits > 1 && double(tiles / splits) >= max_waves * sms * t.teams_per_sm) continue;
     // Split K stores partial sums in the accumulator type: f64 for f64 inputs, else 4 bytes (f32, i32).
     const double partial_size = in == DType::f64 ? 8.0 : 4.0;
     if (splits > 1 && double(tiles) * c.bm * c.bn * partial_size > kSplitMaxPartialBytes) continue;

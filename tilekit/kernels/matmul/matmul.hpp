@@ -101,11 +101,13 @@ struct MatmulLaunchOptions {
   bool ws_drift_off = false;          ///< no drift bound at any K
   int ws_multicast_min_k_steps = -1;  ///< two-team clusters from this many K steps a tile (-1: the rule's)
   bool ws_multicast_off = false;      ///< never two-team clusters
+  bool ws_register_stores = false;    ///< C stored from registers even where TMA stores apply
 };
 
 /// What a launch ran: the kernel path, and for the warp-specialised kernel how it loaded its
 /// operands ("tma", "tma (packed)", "cp.async: <why not TMA>"), its drift bound ("" where off) and
-/// its clusters ("clusters of 2 teams, B multicast" or "off: <why>"; "" for tiles without them).
+/// its clusters ("clusters of 2 teams, B multicast" or "off: <why>"; "" for tiles without them) and
+/// how it stored C ("tma", or "registers: <why not TMA>").
 struct MatmulLaunchReport {
   std::string kernel;
   /// Operands packed for vector loads before the kernel (gpu/pack.hpp), e.g. "a K-major"; "" none.
@@ -113,6 +115,7 @@ struct MatmulLaunchReport {
   std::string ws_loads;
   std::string ws_drift_bound;
   std::string ws_multicast;
+  std::string ws_stores;
 };
 
 /// Launches on `space` without checking (call check_matmul first, or use matmul()). Asynchronous.

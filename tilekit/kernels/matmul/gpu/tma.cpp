@@ -118,11 +118,11 @@ namespace {
 #if defined(KOKKOS_ENABLE_CUDA)
 // The ring of tensor-map slots: device memory and pinned host staging (the copy is asynchronous,
 // so its source must stay untouched until it has run: the slot's event guards both). kSlots = 1024
-// (256 KB each side), found by their contents through a hash map: like the encodings above, a cycle
+// (384 KB each side), found by their contents through a hash map: like the encodings above, a cycle
 // of more operand sets than slots would copy on every launch.
 struct TensorMapRing {
   static constexpr int kSlots = 1024;
-  static constexpr std::size_t kSlotBytes = 256;
+  static constexpr std::size_t kSlotBytes = kTensorMapSlotBytes;
   std::mutex mutex;
   unsigned char* device = nullptr;
   unsigned char* host = nullptr;
@@ -179,7 +179,7 @@ struct TensorMapRing {
 #endif
 }  // namespace
 
-std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMapSlot& slot) {
+std::string acquire_tensor_map_slot(const void* maps, void* stream, TensorMapSlot& slot) {
 #if defined(KOKKOS_ENABLE_CUDA)
   TensorMapRing& ring = TensorMapRing::tensor_map_ring();
   std::lock_guard<std::mutex> lock(ring.mutex);
@@ -191,7 +191,7 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   // a benchmark's rotating buffers) then cost no copy and no wait per launch (at 512^3 f16, whose
   // suite rotates 67 operand sets, a copy and two encodings cost 1-2 us of a 9-15 us launch while the
   // ring had 64 slots; perf notes 27).
-  std::string contents(static_cast<const char*>(maps256), TensorMapRing::kSlotBytes);
+  std::string contents(static_cast<const char*>(maps), TensorMapRing::kSlotBytes);
   const auto hit = ring.index.find(contents);
   if (hit != ring.index.end()) {
     const int j = hit->second;
@@ -221,7 +221,7 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   }
   unsigned char* host = ring.host + i * TensorMapRing::kSlotBytes;
   unsigned char* device = ring.device + i * TensorMapRing::kSlotBytes;
-  std::memcpy(host, maps256, TensorMapRing::kSlotBytes);
+  std::memcpy(host, maps, TensorMapRing::kSlotBytes);
   if (cudaMemcpyAsync(device, host, TensorMapRing::kSlotBytes, cudaMemcpyHostToDevice,
                       static_cast<cudaStream_t>(stream)) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -234,7 +234,7 @@ std::string acquire_tensor_map_slot(const void* maps256, void* stream, TensorMap
   slot.index = i;
   return {};
 #else
-  (void)maps256, (void)stream, (void)slot;
+  (void)maps, (void)stream, (void)slot;
   return "TMA exists only on CUDA";
 #endif
 }

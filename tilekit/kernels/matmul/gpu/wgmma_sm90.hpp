@@ -575,6 +575,80 @@ __device__ inline void store_wgmma_interior_beta(const MatmulProblem<TIn, TOut>&
     store_wgmma_interior<BN, ACT, false, true>(p, acc, r0, c0, lane_bias);
 }
 
+/// The columns of one TMA store box of C: one 128-byte swizzle row (64 16-bit or 32 32-bit outputs).
+template <class TOut>
+constexpr int kTmaStoreCols = int(128 / sizeof(TOut));
+
+/// Column chunk CH (columns CH * W .. CH * W + W - 1, W = kTmaStoreCols) of a warpgroup's 64 x BN
+/// accumulators (the layout of store_wgmma_accumulators), finished as the interior epilogue without
+/// a C read finishes them (alpha, the lane's staged bias, the activation, the conversion) into `buf`:
+/// the box of a TMA store, 64 rows of 128 bytes in the 128-byte swizzle (16-byte unit u of row r at
+/// unit u ^ (r % 8); buf 1024-byte aligned). The eight rows g of a warp's store then fall in eight
+/// different units, so that 16-bit outputs (the four lanes of a row 4 bytes apart) store without
+/// bank conflicts. Rows and columns past C's edge are written here and clipped by the TMA store.
+/// lane_bias: null, or this lane's BN / 4 staged bias values (stage_wgmma_bias).
+template <int BN, int CH, Activation ACT, class TOut>
+__device__ inline void stage_wgmma_store_chunk(char* buf, const float (&acc)[BN / 2], float alpha,
+                                               const float* lane_bias, int tid_in_wg) {
+  constexpr int W = kTmaStoreCols<TOut>;
+  static_assert(BN % W == 0 && W % 8 == 0, "whole n8 blocks in a chunk, whole chunks in a tile");
+  const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, g = lane / 4, t = lane % 4;
+  constexpr float kScale = kHalvedGeluInput<ACT, TOut> ? 0.5f : 1.0f;
+  const float a = kScale * alpha;
+  const unsigned base = smem_addr(buf) + unsigned(warp * 16 + g) * 128u;  // row 16 warp + g; + 8 rows: h
+#pragma unroll
+  for (int jj = 0; jj < W / 8; ++jj) {
+    const int j = CH * (W / 8) + jj;  // the n8 block
+    const float b0 = lane_bias ? lane_bias[2 * j] : 0.0f, b1 = lane_bias ? lane_bias[2 * j + 1] : 0.0f;
+    const int byte = (jj * 8 + 2 * t) * int(sizeof(TOut));                     // in the row, unswizzled
+    const unsigned at = unsigned((((byte >> 4) ^ g) << 4) | (byte & 15));     // r % 8 == g for both rows
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float x0 = fmaf(a, acc[j * 4 + 2 * h], b0), x1 = fmaf(a, acc[j * 4 + 2 * h + 1], b1);
+      const unsigned dst = base + unsigned(h) * 8u * 128u + at;
+      if constexpr (sizeof(TOut) == 2) {
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(dst), "r"(activate_pair<ACT, TOut>(x0, x1)) : "memory");
+      } else {
+        const TOut y0 = convert<TOut>(activate_fixed<ACT>(x0)), y1 = convert<TOut>(activate_fixed<ACT>(x1));
+        asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(dst), "r"(reinterpret_cast<const uint32_t&>(y0)),
+                     "r"(reinterpret_cast<const uint32_t&>(y1))
+                     : "memory");
+      }
+    }
+  }
+}
+
+/// stage_wgmma_store_chunk for column-major 16-bit C: column chunk CH (64 columns) into the box of a
+/// TMA store of C's transpose, 64 columns n of 128 bytes (64 rows m) in the 128-byte swizzle. Each
+/// 8 x 8 block of a warp's accumulators (rows 16 warp + 8h, columns 8j) is one matrix of
+/// stmatrix.trans, which writes it transposed: 8 columns of 16 bytes (unit 2 warp + h of columns
+/// 8j .. 8j + 7, swizzled), four blocks an instruction, lane l giving the address of column l % 8 of
+/// block l / 8.
+template <int BN, int CH, Activation ACT, class TOut>
+__device__ inline void stage_wgmma_store_chunk_transposed(char* buf, const float (&acc)[BN / 2], float alpha,
+                                                          const float* lane_bias, int tid_in_wg) {
+  static_assert(sizeof(TOut) == 2 && BN % 64 == 0, "16-bit C, whole 64-column chunks");
+  const int lane = tid_in_wg % 32, warp = tid_in_wg / 32, q = lane / 8, i = lane % 8;
+  constexpr float kScale = kHalvedGeluInput<ACT, TOut> ? 0.5f : 1.0f;
+  const float a = kScale * alpha;
+  // This lane's address: column 8 (jp + q / 2) + i of the chunk; its unit 2 warp + q % 2 swizzled by i.
+  const unsigned at = smem_addr(buf) + unsigned(8 * (q / 2) + i) * 128u + unsigned(((2 * warp + q % 2) ^ i) << 4);
+#pragma unroll
+  for (int jp = 0; jp < 8; jp += 2) {  // n8 blocks jp, jp + 1 of the chunk, both row halves h
+    uint32_t r[4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {  // matrix m: h = m % 2, block jp + m / 2
+      const int h = m % 2, j = CH * 8 + jp + m / 2;
+      const float b0 = lane_bias ? lane_bias[2 * j] : 0.0f, b1 = lane_bias ? lane_bias[2 * j + 1] : 0.0f;
+      r[m] = activate_pair<ACT, TOut>(fmaf(a, acc[j * 4 + 2 * h], b0), fmaf(a, acc[j * 4 + 2 * h + 1], b1));
+    }
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                     at + unsigned(jp) * 8u * 128u),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+  }
+}
+
 /// Epilogue of a warpgroup's 64 x BN accumulators on C's edge, with the activation fixed at compile
 /// time: the element stores of store_c_element (a C read where beta != 0, the bias from p.bias
 /// unless it is in the accumulators), each predicated on its row and column lying inside C. Why not

@@ -6,7 +6,7 @@
 // copies it does not need yet and the producer runs up to STAGES steps ahead. A TeamPolicy as the
 // other kernels, but persistent: as many teams as fit on the GPU at once, each taking the BM x BN
 // tiles of C league_size apart in grouped order, every edge masked (zero-filled 16-byte copies or
-// TMA's out-of-bounds zeros), the same fused epilogue.
+// TMA's out-of-bounds zeros), the same fused epilogue, C written through TMA stores where it can.
 //
 //   league    : min(tiles, teams resident at once); team r takes tiles r, r + league, ... (grouped
 //               order, GROUP_M tile-rows per group); its K steps are numbered across its tiles, so the
@@ -121,6 +121,19 @@ __device__ inline void tma_load_2d_multicast(void* dst, const void* tensor_map, 
       "l"(tensor_map), "r"(inner), "r"(outer), "r"(smem_addr(bar)), "h"(mask)
       : "memory");
 }
+/// One TMA box of a 2-D tensor map (in global memory) at (inner, outer) from scratch, in the bulk
+/// group of this thread's stores (committed by bulk_store_commit); the map clips what lies past
+/// the tensor's edge.
+__device__ inline void tma_store_2d(const void* tensor_map, const void* src, int inner, int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(tensor_map),
+               "r"(inner), "r"(outer), "r"(smem_addr(src))
+               : "memory");
+}
+__device__ inline void bulk_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until this thread's committed bulk stores have read their scratch (it may be written again).
+__device__ inline void bulk_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/// Waits until this thread's committed bulk stores are complete.
+__device__ inline void bulk_store_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /// This team's rank in its cluster.
 __device__ inline uint32_t cluster_cta_rank() {
   uint32_t r;
@@ -230,10 +243,24 @@ struct Sm90WgmmaWsMatmul {
                              ACT == int(Activation::none)),
                 "split K: one team a tile, partial sums in f32 (i32 for i8), the epilogue in the reduction");
 
+  // C through TMA stores (tma_c; launch_wgmma_ws decides): each consumer finishes its 64 x BN
+  // outputs a 128-byte-wide column chunk at a time into its own 64 x 128-byte box buffer, and one
+  // thread stores the box with TMA, which writes whole lines and runs on while the warpgroup goes on
+  // to the next chunk and the next tile's main loop. (Stored from registers, the four lanes of a row
+  // wrote 8 bytes each and the L2 counted every sector of C twice: perf notes 54; through TMA, f16
+  // 16384^2 x 256 ran 1.8x faster: perf notes 59.) 16- and 32-bit C; not the split-K partial sums
+  // nor i8. Column-major 16-bit C goes as its transpose (stmatrix.trans into the box). One buffer a
+  // consumer: a second one would not fit beside the 128x256 tile's four 48 KB stages.
+  static constexpr bool kTmaStoreCapable = !SPLIT_K && !kI8 && (sizeof(TOut) == 2 || sizeof(TOut) == 4) &&
+                                           ACT != kActivationAtRunTime;
+  static constexpr std::size_t kStoreBoxBytes = 64 * 128;
+  static constexpr std::size_t kStoreBytes = kTmaStoreCapable ? kConsumers * kStoreBoxBytes : 0;
+
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    // +1024: the base is aligned up to a swizzle atom; then a full and an empty barrier per stage,
-    // and each consumer's two copies of its tiles' bias (BN floats each: a team's tiles alternate).
-    return kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + 2 * kConsumers * BN * sizeof(float);
+    // +1024: the base is aligned up to a swizzle atom; then the consumers' store boxes (on atoms, as
+    // kStageBytes is), a full and an empty barrier per stage, and each consumer's two copies of its
+    // tiles' bias (BN floats each: a team's tiles alternate).
+    return kStageBytes + kStoreBytes + 1024 + 2 * STAGES * sizeof(uint64_t) + 2 * kConsumers * BN * sizeof(float);
   }
 
   MatmulProblem<TIn, TOut> p;
@@ -244,6 +271,12 @@ struct Sm90WgmmaWsMatmul {
   /// the staged layouts; null: the producer warpgroup copies with cp.async (launch_wgmma_ws decides).
   const void* tma_a = nullptr;
   const void* tma_b = nullptr;
+  /// Tensor map of C (boxes of kTmaStoreCols columns x 64 rows) where the consumers store C through
+  /// TMA (kTmaStoreCapable; row-major C, beta = 0, TMA loads); null: stores from registers.
+  const void* tma_c = nullptr;
+  /// With tma_c: C is column-major (16-bit), its map that of C's transpose (boxes of 64 rows x 64
+  /// columns, written by stmatrix.trans).
+  bool tma_c_transposed = false;
   /// The drift bound (bound_ws_drift; TMA producers only): drift_count[g] counts the teams whose
   /// producer has started chunk g (drift_chunk_steps K steps, numbered across a team's tiles) for
   /// the first drift_chunks chunks, those every team runs; a producer starts chunk g once
@@ -440,6 +473,37 @@ struct Sm90WgmmaWsMatmul {
     fence_accumulators(acc);
     if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
+
+  /// Consumer c's 64 x BN outputs (rows from row0) through its store box, one column chunk after the
+  /// other: the chunk's outputs into the box once the box's last store has read it, a proxy fence
+  /// (the TMA store reads through the async proxy), and one thread's store. The barriers are the
+  /// warpgroup's own, so the other consumer and the producer run on.
+  template <int CH = 0>
+  __device__ void store_tile_through_tma(char* box, const float (&acc)[BN / 2], int64_t row0, int64_t n0,
+                                         const float* lane_bias, int c, int tid_in_wg) const {
+    if constexpr (CH * kTmaStoreCols<TOut> < BN) {
+      constexpr bool kTransposable = sizeof(TOut) == 2;
+      const bool transposed = kTransposable && tma_c_transposed;
+      if (tid_in_wg == 0) bulk_store_wait_read();
+      consumer_barrier_sync<kConsumers>(c);
+      if constexpr (kTransposable) {
+        if (transposed)
+          stage_wgmma_store_chunk_transposed<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
+        else
+          stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
+      } else {
+        stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
+      }
+      fence_proxy_async_shared();
+      consumer_barrier_sync<kConsumers>(c);
+      if (tid_in_wg == 0) {
+        const int col = int(n0 + CH * kTmaStoreCols<TOut>);
+        tma_store_2d(tma_c, box, transposed ? int(row0) : col, transposed ? col : int(row0));
+        bulk_store_commit();
+      }
+      store_tile_through_tma<CH + 1>(box, acc, row0, n0, lane_bias, c, tid_in_wg);
+    }
+  }
 #endif
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -448,7 +512,8 @@ struct Sm90WgmmaWsMatmul {
       uint16_t* smem = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
       const int tid = team.team_rank() * vector_length + vector_lane();
 #if defined(TILEKIT_SM90A_DEVICE)
-      uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(smem) + kStageBytes);
+      char* const store_box = reinterpret_cast<char*>(smem) + kStageBytes;  // kConsumers x kStoreBoxBytes
+      uint64_t* full = reinterpret_cast<uint64_t*>(store_box + kStoreBytes);
       uint64_t* empty = full + STAGES;
       float* bias_stage = reinterpret_cast<float*>(empty + STAGES);  // kConsumers x 2 x BN (16-byte aligned)
       if (tid == 0) {
@@ -527,9 +592,21 @@ struct Sm90WgmmaWsMatmul {
         } else if constexpr (kI8) {
           store_wgmma_s32<BN>(p, acc, m0 + c * 64, n0, tid % 128);
         } else {
+          if constexpr (kTmaStoreCapable) {
+            if (tma_c) {
+              store_tile_through_tma(store_box + c * kStoreBoxBytes, acc, m0 + c * 64, n0,
+                                     staged_bias ? in_shared_window(tile_bias) + (tid % 4) * (BN / 4) : nullptr, c,
+                                     tid % 128);
+              continue;
+            }
+          }
           store_wgmma_accumulators<BN, ACT>(p, acc, m0 + c * 64, n0, tid % 128, staged_bias ? tile_bias : nullptr,
                                             bias_in_acc);
         }
+      }
+      if constexpr (kTmaStoreCapable) {
+        // The scratch a store reads must outlive it: the last stores complete before the team leaves.
+        if (tma_c && tid % 128 == 0) bulk_store_wait();
       }
       if constexpr (CLUSTER == 2) cluster_sync_all();  // as the producer's
 #else
@@ -642,13 +719,15 @@ std::string require_cluster_of_two() {
 }
 #endif
 
-/// Launches f as a persistent grid of `league` teams, with the tensor maps in `maps` where `why`
-/// is empty (else the cp.async producer), the drift bound where it applies, and what it did recorded
-/// in `report`. Releases the packing workspace where `packed`.
+/// Launches f as a persistent grid of `league` teams, with the tensor maps in `maps` where
+/// `why_not_tma` is empty (else the cp.async producer; C's map, maps + 256, where also
+/// `why_not_tma_store` is), the drift bound where it applies, and what it did recorded in `report`.
+/// Releases the packing workspace where `packed`.
 template <class F>
 void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& label,
                   const Kokkos::DefaultExecutionSpace& space, const unsigned char* maps, const std::string& why_not_tma,
-                  bool packed, const MatmulLaunchOptions& options, MatmulLaunchReport& report) {
+                  const std::string& why_not_tma_store, bool packed, const MatmulLaunchOptions& options,
+                  MatmulLaunchReport& report) {
   typename F::policy_type policy(space, league, cfg.team_size, cfg.vector_length);
   policy.set_scratch_size(F::kScratchLevel, Kokkos::PerTeam(F::scratch_bytes()));
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -659,11 +738,16 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
   if (why.empty()) {
     f.tma_a = slot.device;
     f.tma_b = static_cast<unsigned char*>(slot.device) + 128;
+    if (why_not_tma_store.empty()) {
+      f.tma_c = static_cast<unsigned char*>(slot.device) + 256;
+      f.tma_c_transposed = f.p.c.cs != 1;
+    }
   } else if (F::kKMajorOnly) {  // no cp.async producer for TF32 and i8
     if (packed) release_pack_workspace(stream);
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
   report.ws_loads = why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why;
+  report.ws_stores = f.tma_c ? std::string("tma") : "registers: " + (why.empty() ? why_not_tma_store : "cp.async loads");
   // (not with split K: its partial sums hold the workspace the counters come from, and its work
   // items are few and deep)
   const std::size_t drift_bytes =
@@ -681,7 +765,7 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
   }
   if (packed) release_pack_workspace(stream);
 #else
-  (void)maps, (void)why_not_tma, (void)packed, (void)options, (void)report;
+  (void)maps, (void)why_not_tma, (void)why_not_tma_store, (void)packed, (void)options, (void)report;
   Kokkos::parallel_for(label, policy, f);
 #endif
 }
@@ -710,7 +794,7 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
   if (options.ws_team_cap > 0) league = std::max(1, std::min(league, options.ws_team_cap));
-  alignas(64) unsigned char maps[256] = {};
+  alignas(64) unsigned char maps[kTensorMapSlotBytes] = {};  // A, B, C
   std::string why;
   bool packed = false;  // the packing workspace is held until the kernel is launched
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -796,6 +880,23 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       why = !why_a.empty() ? why_a : why_b;
     }
   }
+  // C through TMA stores: row-major C, or column-major 16-bit C (stored as its transpose), with a
+  // 16-byte aligned base and pitch, no C read (beta = 0), and the stores' tile epilogue compiled in
+  // (kTmaStoreCapable); else the stores from registers.
+  std::string why_not_store;
+  if constexpr (!F::kTmaStoreCapable) {
+    why_not_store = F::kSplitK ? "split-K partial sums"
+                    : F::kI8   ? "i32 C (i8 inputs)"
+                               : "no TMA store epilogue in this kernel (activation at run time, or 8-byte C)";
+  } else {
+    constexpr int kCBytes = int(sizeof(*p.c.data));
+    why_not_store = options.ws_register_stores ? std::string("asked for")
+                    : p.beta != 0 ? std::string("beta != 0 (C is read)")
+                    : p.c.cs == 1 ? encode_tma_2d(maps + 256, p.c.data, p.N, p.M, p.c.rs, 64, kCBytes)
+                    : p.c.rs == 1 && kCBytes == 2
+                        ? encode_tma_2d(maps + 256, p.c.data, p.M, p.N, p.c.cs, 64, kCBytes)
+                        : std::string(kCBytes == 2 ? "C has no unit stride" : "32-bit C is not row-major");
+  }
   if constexpr (F::kClusterCapable) {
     // Two-team clusters: each team multicasts half of B, so B's K-major boxes are BN / 2 rows.
     const int64_t ktiles = (p.K + F::BK - 1) / F::BK;
@@ -821,13 +922,15 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       fc.vector_length = f.vector_length;
       const int clustered = 2 * std::min(tiles / 2, league / 2);
       report.ws_multicast = "clusters of 2 teams, B multicast";
-      run_wgmma_ws(fc, clustered, cfg, label, space, maps, why, packed, options, report);
+      run_wgmma_ws(fc, clustered, cfg, label, space, maps, why, why_not_store, packed, options, report);
       return;
     }
     report.ws_multicast = "off: " + off;
   }
+#else
+  const std::string why_not_store = "TMA exists only on CUDA";
 #endif
-  run_wgmma_ws(f, league, cfg, label, space, maps, why, packed, options, report);
+  run_wgmma_ws(f, league, cfg, label, space, maps, why, why_not_store, packed, options, report);
 }
 
 /// Split K on a warp-specialised tile (MatmulConfig::k_splits; perf notes 48): where the tiles of C
