@@ -18,7 +18,9 @@ themselves weigh little), best of 3 each; "py/C++" is the ratio of the two times
 
 Overhead: a small problem (--overhead-shape, default 16x16x16) called --overhead-calls times from
 Python (tilekit.gemm into a given c) and from C++ (the same operands, the C++ side of the call repeated
-in a loop: config lookup, entry checks, launch); host seconds per call of each and their difference.
+in a loop: config lookup, entry checks, launch); host seconds per call of each and their difference,
+and the Python path's steps timed apart (the shapes, the stream lookup, the DLPack exports, the
+module's entry with fresh exports, the rest).
 """
 import argparse
 import json
@@ -224,14 +226,52 @@ def plot(lib, dtype, rows, out_dir):
     return path
 
 
+def per_call_us(lib, fn, calls, rounds=5):
+    """Host microseconds per call of fn, `calls` back to back, best of `rounds` (synchronised before
+    each round, not inside it)."""
+    best = float("inf")
+    for _ in range(rounds):
+        lib.sync()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    lib.sync()
+    return best * 1e6
+
+
+def overhead_steps(lib, a, b, c, calls):
+    """Where the Python path's host time goes, step by step (microseconds per call): the operands'
+    shapes, the stream lookup, the three DLPack exports, and the module's entry called with fresh
+    exports (the C++ side: its argument parsing, checks, config lookup and launch)."""
+    handle = tilekit._stream_handle(None, a)
+
+    def capsules():
+        return (tilekit._capsule(a, "a", handle, True), tilekit._capsule(b, "b", handle, True),
+                tilekit._capsule(c, "c", handle, True))
+
+    def entry():
+        ca, cb, cc = capsules()
+        tilekit._core.gemm(ca, cb, cc, 1.0, 0.0, False, False, None, "none", "auto", "ieee", handle)
+
+    steps = {"shapes": per_call_us(lib, lambda: (tilekit._shape2(a, "a"), tilekit._shape2(b, "b")), calls),
+             "stream": per_call_us(lib, lambda: tilekit._stream_handle(None, a), calls),
+             "exports": per_call_us(lib, capsules, calls)}
+    steps["entry"] = per_call_us(lib, entry, calls) - steps["exports"]
+    return steps
+
+
 def overhead(lib, args):
-    """Host microseconds per call: the Python path, the C++ side alone, and their difference."""
+    """Host microseconds per call: the Python path, the C++ side alone, and their difference, with
+    the Python path's steps (overhead_steps)."""
     m, n, k = args.overhead_shape
     a, b, c = lib.operands(m, n, k, "f32")
     tilekit.gemm(a, b, c)  # resolves the config once, as both loops below then reuse it
     py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, args.overhead_calls, rounds=5)
+    steps = overhead_steps(lib, a, b, c, args.overhead_calls)
+    steps["rest"] = py_ms * 1e3 - sum(steps.values())  # gemm()'s own Python: arguments, branches
     return {"shape": f"{m}x{n}x{k}", "dtype": "f32", "calls": args.overhead_calls, "python_us": py_ms * 1e3,
-            "cpp_us": cpp_ms * 1e3, "overhead_us": (py_ms - cpp_ms) * 1e3}
+            "cpp_us": cpp_ms * 1e3, "overhead_us": (py_ms - cpp_ms) * 1e3, "steps_us": steps}
 
 
 def main():
@@ -277,6 +317,8 @@ def main():
     print(f"\nhost overhead per call, f32 {ov['shape']}, best of 5 x {ov['calls']} calls: "
           f"Python tilekit.gemm {ov['python_us']:.2f} us, C++ side alone {ov['cpp_us']:.2f} us, "
           f"Python path adds {ov['overhead_us']:.2f} us")
+    print("  its steps, us a call: " + ", ".join(f"{k} {v:.2f}" for k, v in ov["steps_us"].items()) +
+          " (entry: the module's C++ entry with fresh exports; rest: gemm()'s own Python)")
     with open(os.path.join(args.out, "python_gemm.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
 

@@ -1,5 +1,10 @@
 """tilekit on NumPy arrays (host builds): every dtype, layouts and strides, epilogues, no copies,
 elementwise ops with broadcasting, and bad input as Python exceptions with tilekit's messages."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -341,3 +346,23 @@ def test_info_names_the_build():
     assert d["backend"] == tilekit.backend
     assert "f32->f32" in d["type_pairs"] and "add" in d["elementwise_ops"]
     assert d["concurrency"] >= 1
+
+
+def test_benchmark_script_reports_every_shape_and_the_python_paths_steps(tmp_path):
+    """bench/python_gemm.py on a small run: a row per shape with tilekit's and numpy.matmul's times, and
+    the host overhead per call with its steps (shapes, stream, DLPack exports, the C++ entry, the rest
+    of gemm()'s Python), each measured, adding up to the Python call."""
+    script = pathlib.Path(__file__).resolve().parents[2] / "bench" / "python_gemm.py"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), OMP_NUM_THREADS="1")
+    subprocess.run([sys.executable, str(script), "--shapes", "32,48x40x24", "--dtypes", "f32", "--warmup", "1",
+                    "--reps", "3", "--overhead-calls", "50", "--out", str(tmp_path)],
+                   check=True, env=env, capture_output=True, timeout=600)
+    with open(tmp_path / "python_gemm.json") as f:
+        r = json.load(f)
+    assert [(x["M"], x["N"], x["K"]) for x in r["rows"]] == [(32, 32, 32), (48, 40, 24)]
+    assert all(x["tilekit_ms"] > 0 and x["baseline_ms"] > 0 and x["python_over_cpp"] > 0 for x in r["rows"])
+    ov = r["overhead"]
+    steps = ov["steps_us"]
+    assert set(steps) == {"shapes", "stream", "exports", "entry", "rest"}
+    assert all(steps[k] > 0 for k in ("shapes", "stream", "exports", "entry"))
+    assert sum(steps.values()) == pytest.approx(ov["python_us"])
