@@ -246,10 +246,10 @@ inline std::vector<std::pair<Case, std::string>> ws_register_store_cases(const M
 TYPED_TEST(MatmulTyped, WarpSpecialisedTilesStoreCThroughTmaWhereCAllowsIt) {
   // C on 16-byte aligned pitches with beta = 0 (row-major, or column-major 16-bit C as its
   // transpose) leaves the consumers as TMA stores, a 64 x 128-byte box a column chunk, clipped at
-  // C's ragged edges (200 x 520: partial boxes on both);
-  // every activation with and without a bias, alpha folding the bias into the accumulators or not,
-  // one or several tiles a team (the box reused across tiles). The same with the stores from
-  // registers asked for, and the cases that need them, match too.
+  // C's ragged edges (200 x 520: partial boxes on both): every activation with and without a bias,
+  // alpha folding the bias into the accumulators or not, one or several tiles a team (the box
+  // reused across tiles). The same with the stores from registers asked for, and the cases that
+  // need them, match too.
   using TIn = typename TestFixture::TIn;
   using TOut = typename TestFixture::TOut;
   if (!std::is_same<TIn, f16>::value && !std::is_same<TIn, bf16>::value)
