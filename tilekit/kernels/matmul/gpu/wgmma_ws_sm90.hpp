@@ -272,7 +272,8 @@ struct Sm90WgmmaWsMatmul {
   const void* tma_a = nullptr;
   const void* tma_b = nullptr;
   /// Tensor map of C (boxes of kTmaStoreCols columns x 64 rows) where the consumers store C through
-  /// TMA (kTmaStoreCapable; row-major C, beta = 0, TMA loads); null: stores from registers.
+  /// TMA (kTmaStoreCapable; beta = 0, TMA loads, C row-major or column-major 16-bit, its base and
+  /// pitch 16-byte aligned); null: stores from registers.
   const void* tma_c = nullptr;
   /// With tma_c: C is column-major (16-bit), its map that of C's transpose (boxes of 64 rows x 64
   /// columns, written by stmatrix.trans).
@@ -486,11 +487,9 @@ struct Sm90WgmmaWsMatmul {
       const bool transposed = kTransposable && tma_c_transposed;
       if (tid_in_wg == 0) bulk_store_wait_read();
       consumer_barrier_sync<kConsumers>(c);
-      if constexpr (kTransposable) {
-        if (transposed)
+      if (transposed) {
+        if constexpr (kTransposable)
           stage_wgmma_store_chunk_transposed<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
-        else
-          stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
       } else {
         stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
       }
