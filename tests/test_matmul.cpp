@@ -310,6 +310,7 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
         c.ep.act = n % 2 ? Activation::leaky_relu : Activation::gelu;
         c.cfg = cfg;
         force_drift_bound(c.launch, 200000000);  // 0.2 s: not reached
+        c.launch.ws_multicast_off = true;  // one team per grid slot (B's rows, 1040 bytes apart, pair them)
         const int teams = n < 4 ? 1 : 3;
         c.launch.ws_team_cap = teams;
         SCOPED_TRACE(fmt::format("grid cap {}", teams));
@@ -340,7 +341,8 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedDriftBoundKeepsResultsWhereTeamsWaitAndWh
 TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
   // The 128x256 ws tile runs as two-team clusters where its tile rows pair up: the teams take the
   // two tiles of a pair stacked in M, each loads its A and half of B and multicasts that half into
-  // both (tilekit::kWsMulticast; by default from 256 K steps, here from one). Every storage order,
+  // both (tilekit::kWsMulticast; by default from 256 K steps or where the rows of B are not
+  // 32-byte aligned, here from one K step). Every storage order,
   // M/N/K tails, K under one stage, beta = 0 with NaN in C, the epilogue; grids capped at 2, 3 and
   // 4 teams (one or two clusters looping over pairs) and uncapped; the drift bound forced on top in
   // half the cases; and an odd number of tile rows, which runs without clusters.
@@ -384,6 +386,17 @@ TYPED_TEST(MatmulTyped, WarpSpecialisedClustersSharingBMatchReference) {
     odd.cfg = cfg;
     odd.launch.ws_multicast_min_k_steps = 1;
     EXPECT_EQ(this->expect_matches(odd).ws_multicast, "off: an odd number of tile rows (3)") << odd.describe();
+    // The default rule on short tiles (12 K steps): clusters where the rows of B are not 32-byte
+    // aligned (row-major B with N = 520: 1040 bytes apart), none where they are (N = 528).
+    Case unaligned;
+    unaligned.M = 456, unaligned.N = 520, unaligned.K = 712;
+    unaligned.cfg = cfg;
+    EXPECT_EQ(this->expect_matches(unaligned).ws_multicast, "clusters of 2 teams, B multicast") << unaligned.describe();
+    Case aligned = unaligned;
+    aligned.N = 528;
+    EXPECT_EQ(this->expect_matches(aligned).ws_multicast,
+              "off: 12 K steps a tile, under 256, and the rows of B 32-byte aligned")
+        << aligned.describe();
   }
 }
 

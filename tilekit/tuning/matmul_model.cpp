@@ -25,9 +25,15 @@ namespace {
 // The fixed cost of a tile besides its K steps and its store of C: the pipeline's fill, about two
 // K steps of the wide tiles before the first MMA (perf notes 44).
 constexpr double kPrologueSteps = 2.0;
-// 0.7: of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4 prologue steps), the one whose picks came within 5% of
-// the best tile at the most zoo shapes, f16 and f32 together (perf notes 45).
+// 0.7 for the mma.sync tiles (f64, TF32 and i8 off Hopper): of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4
+// prologue steps), the one whose picks came within 5% of the best tile at the most zoo shapes
+// (perf notes 45); at 0.3, f64's splits at 2304x768x3072 fell 3% (perf notes 60).
 constexpr double kPartialGroupExponent = 0.7;
+// 0.3 for the warp-specialised tiles' last group after full ones: since C leaves them through TMA
+// stores, that group of the 64x128 tile runs nearer its full rate than 0.7 said, and the 128x256
+// tile's fewer waves won where the two were timed alike (3072^3, 12608x768x3072: +7-8%). Where the
+// grid is one partial group (640^3), 0.7 stays: 0.3 took a tile 7% slower there (perf notes 60).
+constexpr double kPartialGroupExponentWs = 0.3;
 // The SIMT tiles gain nothing from running fewer teams than an SM holds: a lone 128-thread team has
 // one warp per scheduler and no latency hidden (f32 3072^3 on an H200: the 2-teams-an-SM 128x128
 // tile, 2.2 waves with a last group of one team, 30.7 TFLOP/s against 34.5 for the 1-team tile the
@@ -220,7 +226,9 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (rest > 0)
       r.seconds +=
           (double(k_steps) + kPrologueSteps) * step *
-              std::pow(double(rest) / t.teams_per_sm, c.mma ? kPartialGroupExponent : kPartialGroupExponentSimt) +
+              std::pow(double(rest) / t.teams_per_sm, c.wgmma && groups > 0 ? kPartialGroupExponentWs
+                                                   : c.mma ? kPartialGroupExponent
+                                                           : kPartialGroupExponentSimt) +
           store;
     // No faster than DRAM delivers the operands once and takes C (or the partial sums) back: where
     // few rows or columns meet a long side (64x11008x4096), the tiles' own time underestimates it

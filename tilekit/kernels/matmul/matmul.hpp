@@ -99,7 +99,8 @@ struct MatmulLaunchOptions {
   int ws_drift_slack_steps = 0;
   long long ws_drift_wait_limit_ns = 0;
   bool ws_drift_off = false;          ///< no drift bound at any K
-  int ws_multicast_min_k_steps = -1;  ///< two-team clusters from this many K steps a tile (-1: the rule's)
+  int ws_multicast_min_k_steps = -1;  ///< two-team clusters from this many K steps a tile (-1: the rule's;
+                                      ///< rows of B not sector-aligned take them at any depth)
   bool ws_multicast_off = false;      ///< never two-team clusters
   bool ws_register_stores = false;    ///< C stored from registers even where TMA stores apply
 };

@@ -179,12 +179,17 @@ constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 /// Two-team clusters for the 128x256 warp-specialised tile (gpu/wgmma_ws_sm90.hpp): the teams of a
 /// cluster take the two tiles of C stacked in M over the same columns, each loads its own A and
 /// half of B, and TMA multicasts each half into both teams' scratch, so a third fewer bytes come
-/// from L2. Used where a tile has at least min_k_steps K steps and the tile rows pair up; on short
-/// tiles the pair's lockstep costs more than it saves (docs/perf-notes.md sections 36 and 41).
+/// from L2. Used where the tile rows pair up and either a tile has at least min_k_steps K steps or
+/// the rows of B that TMA loads are not a whole number of L2 sectors (32 bytes) apart: each such row
+/// of a box straddles one more sector, and halving B's reads then gains 20-40% (5000x3000x7000,
+/// 3072x5000x2048; rows of A so placed, or rows of B 32- but not 128-byte aligned, gained nothing).
+/// With aligned rows and short tiles the pair's lockstep costs more than it saves
+/// (docs/perf-notes.md sections 36, 41 and 60).
 struct WsMulticast {
-  int64_t min_k_steps;  ///< applied only where a tile has at least this many K steps
+  int64_t min_k_steps;          ///< applied from this many K steps a tile...
+  int64_t aligned_pitch_bytes;  ///< ...or at any depth where B's pitch is not a multiple of this
 };
-constexpr WsMulticast kWsMulticast{256};
+constexpr WsMulticast kWsMulticast{256, 32};
 
 /// The tensor-core tile of the sm_80+ mma.sync kernel for the types ldmatrix cannot feed
 /// (tilekit/kernels/matmul/gpu/mma_sm80_f64_tf32_i8.hpp; CUDA, sm_80 and newer): f64 (DMMA), f32 inputs with

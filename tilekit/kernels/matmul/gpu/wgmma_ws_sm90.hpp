@@ -780,8 +780,8 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
 /// The tensor maps are copied in stream order into a slot of device memory kept for them
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address. The 128x256 tile runs as two-team clusters
-/// that share B (kWsMulticast) where its loads go through TMA, its tiles have enough K steps
-/// and its tile rows pair up. `options` may override these rules; `report` says what ran.
+/// that share B (kWsMulticast) where its loads go through TMA, its tiles have enough K steps or
+/// the rows of B are not sector-aligned, and its tile rows pair up. `options` may override these rules; `report` says what ran.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space, const MatmulLaunchOptions& options,
@@ -901,10 +901,15 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     const int64_t ktiles = (p.K + F::BK - 1) / F::BK;
     const int64_t min_k =
         options.ws_multicast_min_k_steps >= 0 ? options.ws_multicast_min_k_steps : kWsMulticast.min_k_steps;
+    // The distance in bytes between the rows of op(B) that TMA loads (after any packing).
+    const int64_t pitch_b = (p.b.cs == 1 ? p.b.rs : p.b.cs) * E;
+    const bool aligned = pitch_b % kWsMulticast.aligned_pitch_bytes == 0;
     std::string off = options.ws_multicast_off ? std::string("clusters turned off")
                       : !why.empty()                 ? "cp.async loads"
-                      : ktiles < std::max<int64_t>(1, min_k)
-                          ? std::to_string(ktiles) + " K steps a tile, under " + std::to_string(min_k)
+                      : ktiles < std::max<int64_t>(1, min_k) && aligned
+                          ? std::to_string(ktiles) + " K steps a tile, under " + std::to_string(min_k) +
+                                ", and the rows of B " + std::to_string(kWsMulticast.aligned_pitch_bytes) +
+                                "-byte aligned"
                       : f.tiles_m % 2 != 0 ? "an odd number of tile rows (" + std::to_string(f.tiles_m) + ")"
                       : league < 2         ? std::string("a grid of one team")
                                            : std::string();
