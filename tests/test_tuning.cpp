@@ -741,10 +741,11 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   for (const RankedConfig& r : rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::ieee, true, 90), DType::f32,
                                                DType::f32, 4096, 4096, 65536, h200)) {
     const MatmulConfig& c = r.config;
-    if (c.k_splits > 1)
+    if (c.k_splits > 1) {
       EXPECT_LE(double(c.k_splits) * ((4096 + c.bm - 1) / c.bm) * ((4096 + c.bn - 1) / c.bn) * c.bm * c.bn * 4.0,
                 256.0 * 1024 * 1024)
           << c.name();
+    }
   }
   // Deep K on few tiles of C: K split across teams.
   GpuModelDevice h100;
@@ -856,9 +857,11 @@ TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedTh
   const auto i8_k = rank_gpu_matmul(i8, DType::i8, DType::i32, 4096, 4096, 4096, h100);
   const auto i8_mn = rank_gpu_matmul(i8, DType::i8, DType::i32, 4096, 4096, 4096, h100, neither);
   for (const RankedConfig& a : i8_k)
-    for (const RankedConfig& b : i8_mn)
-      if (a.config.ws && a.config.name() == b.config.name())
+    for (const RankedConfig& b : i8_mn) {
+      if (a.config.ws && a.config.name() == b.config.name()) {
         EXPECT_NEAR(b.seconds - a.seconds, 2.0 * 2 * 4096.0 * 4096 / h100.pack_i8_bytes_per_s, 1e-9);
+      }
+    }
   // f16/bf16: TMA reads either order, nothing is copied.
   const auto f16 = gpu_model_candidates(DType::f16, Math::ieee, true, 90);
   EXPECT_EQ(rank_gpu_matmul(f16, DType::f16, DType::f16, 64, 11008, 4096, h100, neither).front().seconds,

@@ -25,7 +25,8 @@ namespace {
 // The fixed cost of a tile besides its K steps and its store of C: the pipeline's fill, about two
 // K steps of the wide tiles before the first MMA (perf notes 44).
 constexpr double kPrologueSteps = 2.0;
-// 0.7 for the mma.sync tiles (f64, TF32 and i8 off Hopper): of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4
+// 0.7 for the other tensor-core tiles (mma.sync, the wgmma tile without warp specialisation),
+// and for a grid of one partial group: of 0.3, 0.5, 0.7 and 1 (with 1, 2 or 4
 // prologue steps), the one whose picks came within 5% of the best tile at the most zoo shapes
 // (perf notes 45); at 0.3, f64's splits at 2304x768x3072 fell 3% (perf notes 60).
 constexpr double kPartialGroupExponent = 0.7;
@@ -226,9 +227,9 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (rest > 0)
       r.seconds +=
           (double(k_steps) + kPrologueSteps) * step *
-              std::pow(double(rest) / t.teams_per_sm, c.wgmma && groups > 0 ? kPartialGroupExponentWs
-                                                   : c.mma ? kPartialGroupExponent
-                                                           : kPartialGroupExponentSimt) +
+              std::pow(double(rest) / t.teams_per_sm, c.ws && groups > 0 ? kPartialGroupExponentWs
+                                                : c.mma ? kPartialGroupExponent
+                                                        : kPartialGroupExponentSimt) +
           store;
     // No faster than DRAM delivers the operands once and takes C (or the partial sums) back: where
     // few rows or columns meet a long side (64x11008x4096), the tiles' own time underestimates it

@@ -781,7 +781,8 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address. The 128x256 tile runs as two-team clusters
 /// that share B (kWsMulticast) where its loads go through TMA, its tiles have enough K steps or
-/// the rows of B are not sector-aligned, and its tile rows pair up. `options` may override these rules; `report` says what ran.
+/// the rows of B are not sector-aligned, and its tile rows pair up. `options` may override these
+/// rules; `report` says what ran.
 template <class F>
 void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
                      const Kokkos::DefaultExecutionSpace& space, const MatmulLaunchOptions& options,
