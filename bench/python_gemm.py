@@ -16,7 +16,9 @@ side alone (the module's entry without Python in between), each timed by the wal
 synchronisations (at least --reps calls and about 5 ms of work, so that the synchronisations
 themselves weigh little), best of 3 each; "py/C++" is the ratio of the two times per call.
 
-Overhead: a small problem (--overhead-shape, default 16x16x16) called --overhead-calls times from
+Overhead: a small f32 problem (--overhead-shape, default 16x16x16: the thin kernel) and on GPU
+builds also an f16 one (--overhead-tile-shape, default 256^3: a tile kernel, warp-specialised on a
+Hopper, whose launch does more on the host) called --overhead-calls times from
 Python (tilekit.gemm into a given c) and from C++ (the same operands, the C++ side of the call repeated
 in a loop: config lookup, entry checks, launch); host seconds per call of each and their difference,
 and the Python path's steps timed apart (the shapes, the stream lookup, the DLPack exports, the
@@ -261,19 +263,20 @@ def overhead_steps(lib, a, b, c, calls):
     return steps
 
 
-def overhead(lib, args):
-    """Host microseconds per call: the Python path, the C++ side alone, and their difference, with
-    the Python path's steps (overhead_steps)."""
-    m, n, k = args.overhead_shape
-    a, b, c = lib.operands(m, n, k, "f32")
+def overhead(lib, shape, dtype, calls):
+    """Host microseconds per call of `dtype` at `shape`: the Python path, the C++ side alone, and
+    their difference, with the Python path's steps (overhead_steps)."""
+    m, n, k = shape
+    a, b, c = lib.operands(m, n, k, dtype)
     tilekit.gemm(a, b, c)  # resolves the config once, as both loops below then reuse it
-    py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, args.overhead_calls, rounds=5)
-    steps = overhead_steps(lib, a, b, c, args.overhead_calls)
+    py_ms, cpp_ms = python_and_cpp_ms(lib, a, b, c, calls, rounds=5)
+    steps = overhead_steps(lib, a, b, c, calls)
     # gemm()'s own Python (arguments, branches): the call less the steps, so within the noise of
     # timing the steps apart (it can come out below zero).
     steps["rest"] = py_ms * 1e3 - sum(steps.values())
-    return {"shape": f"{m}x{n}x{k}", "dtype": "f32", "calls": args.overhead_calls, "python_us": py_ms * 1e3,
-            "cpp_us": cpp_ms * 1e3, "overhead_us": (py_ms - cpp_ms) * 1e3, "steps_us": steps}
+    return {"shape": f"{m}x{n}x{k}", "dtype": dtype, "config": tilekit.last_config(), "calls": calls,
+            "python_us": py_ms * 1e3, "cpp_us": cpp_ms * 1e3, "overhead_us": (py_ms - cpp_ms) * 1e3,
+            "steps_us": steps}
 
 
 def main():
@@ -283,6 +286,9 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--overhead-shape", type=lambda s: parse_shapes(s)[0], default=(16, 16, 16))
+    p.add_argument("--overhead-tile-shape", type=lambda s: parse_shapes(s)[0], default=(256, 256, 256),
+                   help="GPU builds: the host overhead also of f16 at this shape, which runs a tile kernel "
+                        "(the thin kernel runs the f32 --overhead-shape)")
     p.add_argument("--overhead-calls", type=int, default=2000)
     p.add_argument("--out", default=".", help="folder for the JSON and the PNG plots")
     p.add_argument("--quick", action="store_true", help="a few small shapes, for a smoke run")
@@ -314,13 +320,17 @@ def main():
         worst = max(big, key=lambda r: r["python_over_cpp"])
         print(f"\nPython / C++ time per call at the {len(big)} problems of 1024^3 FLOP and up: at most "
               f"{worst['python_over_cpp']:.3f} ({worst['dtype']} {worst['M']}x{worst['N']}x{worst['K']})")
-    ov = overhead(lib, args)
-    results["overhead"] = ov
-    print(f"\nhost overhead per call, f32 {ov['shape']}, best of 5 x {ov['calls']} calls: "
-          f"Python tilekit.gemm {ov['python_us']:.2f} us, C++ side alone {ov['cpp_us']:.2f} us, "
-          f"Python path adds {ov['overhead_us']:.2f} us")
-    print("  its steps, us a call: " + ", ".join(f"{k} {v:.2f}" for k, v in ov["steps_us"].items()) +
-          " (entry: the module's C++ entry with fresh exports; rest: gemm()'s own Python)")
+    results["overhead"] = overhead(lib, args.overhead_shape, "f32", args.overhead_calls)
+    runs = [results["overhead"]]
+    if gpu:  # also a tile kernel's launch (the f32 one above runs the thin kernel)
+        results["overhead_tile"] = overhead(lib, args.overhead_tile_shape, "f16", args.overhead_calls)
+        runs.append(results["overhead_tile"])
+    for ov in runs:
+        print(f"\nhost overhead per call, {ov['dtype']} {ov['shape']} ({ov['config']}), best of 5 x {ov['calls']} "
+              f"calls: Python tilekit.gemm {ov['python_us']:.2f} us, C++ side alone {ov['cpp_us']:.2f} us, "
+              f"Python path adds {ov['overhead_us']:.2f} us")
+        print("  its steps, us a call: " + ", ".join(f"{k} {v:.2f}" for k, v in ov["steps_us"].items()) +
+              " (entry: the module's C++ entry with fresh exports; rest: gemm()'s own Python)")
     with open(os.path.join(args.out, "python_gemm.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
 

@@ -108,7 +108,6 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
 
   // --- config
   if (cfg.thin) return detail::check_thin(p, cfg);
-  const std::string allowed_tiles = menu_names();
   bool in_menu = false;
   bool needs_tf32 = false;
   int micro_tiles = 0;
@@ -140,7 +139,7 @@ std::string check_matmul(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& 
   });
   if (!in_menu && !detail::tile_in_menu(MatmulTiles<ES>{}, cfg))
     return fmt::format("config '{}': tile {} is not in the {} menu (allowed tiles: {})", cfg.name(),
-                       cfg.tile_name(), backend, allowed_tiles);
+                       cfg.tile_name(), backend, menu_names());
   if (!in_menu)
     return fmt::format("config '{}': tile {} {} for other input types than {}; allowed for {} inputs with math "
                        "{}: {}",
