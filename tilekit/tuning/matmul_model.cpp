@@ -323,7 +323,7 @@ MatmulConfig model_matmul_config(DType in, DType out, int64_t M, int64_t N, int6
     *why = fmt::format("the model ranks {} candidates for {}x{}x{} on {} SMs: {} ({}, {:.1f} us)", ranked.size(), M, N,
                        K, sms, ranked[0].config.name(), ranked[0].note, ranked[0].seconds * 1e6);
     for (std::size_t j = 1; j < ranked.size() && j < 3; ++j)
-      *why += fmt::format(j == 1 ? "; then {} ({:.1f} us)" : ", {} ({:.1f} us)", ranked[j].config.name(),
+      *why += fmt::format("{}{} ({:.1f} us)", j == 1 ? "; then " : ", ", ranked[j].config.name(),
                           ranked[j].seconds * 1e6);
   }
   return ranked[0].config;
