@@ -17,6 +17,7 @@
 
 namespace tilekit {
 
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
 namespace {
 // MemAvailable (kB) of /proc/meminfo: what the kernel can give without swapping. sysconf's
 // available pages (free only, no reclaimable cache) when the file is missing.
@@ -36,6 +37,7 @@ double host_available_bytes(std::string& where) {
   return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
 }
 }  // namespace
+#endif
 
 MemoryAvailable memory_available() {
   MemoryAvailable m;
