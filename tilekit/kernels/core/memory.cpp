@@ -44,7 +44,7 @@ MemoryAvailable memory_available() {
 #if defined(KOKKOS_ENABLE_CUDA)
   std::size_t free_b = 0, total_b = 0;
   int dev = 0;
-  cudaGetDevice(&dev);
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
   if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
     m.bytes = double(free_b);
     m.where = fmt::format("CUDA device {} memory (free, of {} total)", dev, format_bytes(double(total_b)));
@@ -52,7 +52,7 @@ MemoryAvailable memory_available() {
 #elif defined(KOKKOS_ENABLE_HIP)
   std::size_t free_b = 0, total_b = 0;
   int dev = 0;
-  hipGetDevice(&dev);
+  if (hipGetDevice(&dev) != hipSuccess) dev = 0;
   if (hipMemGetInfo(&free_b, &total_b) == hipSuccess) {
     m.bytes = double(free_b);
     m.where = fmt::format("HIP device {} memory (free, of {} total)", dev, format_bytes(double(total_b)));
