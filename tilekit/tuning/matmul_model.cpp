@@ -273,10 +273,6 @@ std::vector<RankedConfig> model_ranked_configs(DType in, DType out, int64_t M, i
   GpuModelDevice dev;
   dev.sms = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / 2048);
   dev.peak_flops = device_peak(in, math).flops;
-  // The DRAM bound at this GPU's bandwidth (the H100's 3.35 TB/s where it reports none): at the
-  // H100's on an H200 (4.8 TB/s) the bound overstated lone-team products and kept their K splits
-  // too shallow (perf notes 63).
-  if (cuda_dram_bytes_per_s() > 0) dev.store_bytes_per_s = cuda_dram_bytes_per_s();
   if (sms) *sms = dev.sms;
   std::vector<RankedConfig> out_list;
   if (candidates.empty()) return out_list;

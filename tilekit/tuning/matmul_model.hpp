@@ -28,9 +28,7 @@ struct GpuTileModel {
 struct GpuModelDevice {
   int sms = 132;                     ///< streaming multiprocessors
   double peak_flops = 0.0;           ///< the type's peak (FLOP/s; core/peak.hpp); 0: relative times
-  /// DRAM bandwidth: the operands, the stores of C and the partial sums share it (model_ranked_configs
-  /// takes the device's, cuda_dram_bytes_per_s; this default is an H100's)
-  double store_bytes_per_s = 3.35e12;
+  double store_bytes_per_s = 3.35e12;  ///< DRAM bandwidth the stores of C share
   /// Bytes read plus bytes written per second by the copy that makes an operand K-major for the
   /// tiles that load only K-major operands (gpu/pack.hpp): f32 and i8 as measured on an H200 (perf
   /// notes 51).

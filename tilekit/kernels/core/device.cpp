@@ -153,16 +153,6 @@ int cuda_shared_memory_per_sm() {
 #endif
 }
 
-double cuda_dram_bytes_per_s() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  static const double bytes_per_s = 2.0 * double(cuda_device_attribute(cudaDevAttrMemoryClockRate)) * 1e3 *
-                                    double(cuda_device_attribute(cudaDevAttrGlobalMemoryBusWidth)) / 8.0;
-  return bytes_per_s;
-#else
-  return 0.0;
-#endif
-}
-
 std::string check_team_scratch(std::size_t bytes, int level) {
   const std::size_t limit = team_scratch_limit(level);
   if (bytes <= limit) return {};

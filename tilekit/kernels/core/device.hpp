@@ -50,10 +50,6 @@ bool warpgroup_mma_available();
 /// bytes (0 and 0 without CUDA or a device).
 int cuda_sm_count();
 int cuda_shared_memory_per_sm();
-/// Peak DRAM bandwidth of the current CUDA device in bytes per second, from its memory clock and
-/// bus width (double data rate: 3.35e12 for an H100 SXM, 4.8e12 for an H200); 0 without CUDA or
-/// where the device does not report them.
-double cuda_dram_bytes_per_s();
 
 /// Host code is compiled for one CPU (-march, default native): "" when this CPU has every
 /// instruction set the build's host code uses among those tilekit's kernels rely on (AVX2, FMA,
