@@ -128,6 +128,20 @@ if [ -n "${BENCH_HOST_ISA:-}" ]; then
   blas=(TILEKIT_HOST_ISA="$BENCH_HOST_ISA")
   [ "$BENCH_HOST_ISA" != avx512 ] && blas+=(OPENBLAS_CORETYPE=Haswell)
 fi
+# OpenBLAS's own path on an AVX-512 CPU that its DYNAMIC_ARCH detection does not know: 0.3.21 takes
+# an Emerald Rapids (family 6 model 207) for a Prescott (SSE3 kernels, a fifth of its speed); the
+# baseline is the vendor's fastest path, so such a CPU gets the SkylakeX kernels (the AVX-512 ones).
+if [ "${BENCH_HOST_ISA:-avx512}" = avx512 ] && [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then
+  lib=$(ldd "$bin" | awk '/libopenblas/ {print $3; exit}')
+  core=$(python3 -c 'import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.openblas_get_corename.restype = ctypes.c_char_p
+print(l.openblas_get_corename().decode())' "$lib" 2>/dev/null || true)
+  case $core in
+    SkylakeX|Cooperlake|SapphireRapids|"") ;;
+    *) echo "== OpenBLAS detects this AVX-512 CPU as $core: its series runs with OPENBLAS_CORETYPE=SkylakeX" |
+         tee -a "$results/run.txt"
+       blas+=(OPENBLAS_CORETYPE=SkylakeX) ;;
+  esac
+fi
 run matmul_kokkos.json '/(tilekit[^/]*|kokkos_kernels|copy)/' OMP_PROC_BIND=spread OMP_PLACES=threads "${isa[@]}"
 
 echo "== OpenBLAS (OMP_PROC_BIND unset, OMP_WAIT_POLICY=passive)"
