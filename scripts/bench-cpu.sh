@@ -179,6 +179,6 @@ re-timed benchmarks.
 README
 "$py" scripts/bench-report.py
 case $section in
-  cpu-openmp|cpu-openmp-row|cpu-openmp-bf16|cpu-openmp-shapes|cpu-openmp-avx2|cpu-openmp-avx2-row) ;;
+  cpu-openmp|cpu-openmp-row|cpu-openmp-bf16|cpu-openmp-shapes|cpu-openmp-avx2|cpu-openmp-avx2-row|cpu-openmp-emr) ;;
   *) echo "bench-cpu: $results is not among the suites of scripts/bench-report.py (SUITES); add it there to report it" ;;
 esac
