@@ -47,8 +47,8 @@ constexpr const char* kCudaWgmmaMid = "bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32";
 constexpr const char* kCudaMmaDefault = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 constexpr const char* kCudaDmmaDefault = "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32";
 // f64 where the 128x64 tiles number fewer than the SMs: the 64x64 DMMA tile, two teams an SM
-// (section 30).
-constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32";
+// (section 30), 32 deep (section 65).
+constexpr const char* kCudaDmmaSmall = "bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32";
 constexpr const char* kCudaTf32Default = "bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32";
 // f32 with TF32 math on a Hopper: the warp-specialised wgmma tile (operands that are not K-major
 // are packed first), three times the mma.sync tile's rate at the big squares (section 14) ...

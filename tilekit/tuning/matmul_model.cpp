@@ -111,9 +111,13 @@ const GpuTileModel kMmaTf32[] = {
     {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.33},
     {"bm128_bn128_bk32_tm64_tn32_tc_g8_t8_v32", 1, 0.31},
 };
+// f64 on an H200 (zoo menu, perf notes 65): 128x64 0.70 of the peak at 6144^3 and 4096x12288x4096,
+// 64x128 0.68 (alike on average over the zoo, 1.5x at 16-64 rows), the 32-deep 64x64 0.65 (the
+// 16-deep one 0.60).
 const GpuTileModel kDmma[] = {
     {"bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32", 2, 0.72},
-    {"bm64_bn64_bk16_tm32_tn32_tc_g8_t4_v32", 2, 0.62},
+    {"bm64_bn128_bk16_tm32_tn64_tc_g8_t4_v32", 2, 0.71},
+    {"bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32", 2, 0.67},
 };
 // i8 on s8 warpgroup MMA: efficiencies guessed from the f16 ws tiles' (not yet measured).
 const GpuTileModel kWgmmaImma[] = {

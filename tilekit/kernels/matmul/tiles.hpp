@@ -339,9 +339,14 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  WgmmaTileShape<128, 256, 128, 4, 1, true, false, true>,
                                  WgmmaTileShape<64, 128, 128, 4, 2, true, false, true>,
                                  // f64 on DMMA: 4 warps; 80 KB (2 teams/SM) and 90 KB (8-warp 128x64 and
-                                 // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7)
+                                 // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7);
+                                 // the 64x64 tile 32 deep (108 KB, 2 teams/SM), 8% ahead of the 16-deep one,
+                                 // and a 64x128 one (92 KB, 2 teams/SM) for the model's small-M shapes
+                                 // (section 65; the 16-deep 64x64 tile stays for tuned results that name it)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
                                  MmaFragTileShape<double, 128, 64, 16, 64, 32, 3, 1>,
+                                 MmaFragTileShape<double, 64, 64, 32, 32, 32, 3, 2>,
+                                 MmaFragTileShape<double, 64, 128, 16, 32, 64, 3, 2>,
                                  // f32 with TF32 math: 4 warps of 64 x 64, 108 KB; 8 warps of 64 x 32
                                  MmaFragTileShape<float, 128, 128, 32, 64, 64, 3, 1>,
                                  MmaFragTileShape<float, 128, 128, 32, 64, 32, 3, 1>,
