@@ -25,7 +25,8 @@
 #      against OpenBLAS's threads between calls.
 # Both use the same inputs: the same generator and seeds (tilekit/kernels/core/fill.hpp).
 # The cores are shared with other users, whose work only ever slows a run down. So each process runs
-# BENCH_PASSES times (default 2) and every benchmark keeps its fastest pass (each pass's figure is the
+# BENCH_PASSES times (default 2), the two processes' passes alternating (tilekit, OpenBLAS, tilekit,
+# ...), and every benchmark keeps its fastest pass (each pass's figure is the
 # median of its iterations); then benchmarks that other processes visibly disturbed (other_cpu_pct >
 # 10) are re-timed once the CPUs are idle (up to BENCH_RERUNS times, default 2), likewise kept if faster.
 set -euo pipefail
@@ -87,31 +88,33 @@ after() {
   echo "$(date -u +%FT%TZ) $1: done; loadavg $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min)" | tee -a "$results/run.txt"
 }
 
-# run NAME FILTER ENV...: BENCH_PASSES runs of one process under ENV, fastest pass kept per benchmark,
-# then up to BENCH_RERUNS re-timings of what other processes disturbed (> 10% of the CPUs).
-run() {
-  local name=$1 filter=$2 pass again
-  shift 2
-  if [ "$mode" != "--retime" ]; then
-    for pass in $(seq 1 "$passes"); do
-      wait_idle "$name (pass $pass of $passes)"
-      env "$@" "$bin" "${common[@]}" --benchmark_filter="$filter" --benchmark_out="$results/pass.json"
-      after "$name (pass $pass of $passes)"
-      if [ "$pass" = 1 ]; then
-        mv "$results/pass.json" "$results/$name"
-      else
-        python3 scripts/bench-rerun.py best "$results/$name" "$results/pass.json" | tee -a "$results/run.txt"
-        rm -f "$results/pass.json"
-      fi
-    done
+# pass NAME N FILTER ENV...: pass N of one process under ENV; from the second on, the fastest pass is
+# kept per benchmark.
+pass() {
+  local name=$1 n=$2 filter=$3
+  shift 3
+  wait_idle "$name (pass $n of $passes)"
+  env "$@" "$bin" "${common[@]}" --benchmark_filter="$filter" --benchmark_out="$results/pass.json"
+  after "$name (pass $n of $passes)"
+  if [ "$n" = 1 ]; then
+    mv "$results/pass.json" "$results/$name"
+  else
+    python3 scripts/bench-rerun.py best "$results/$name" "$results/pass.json" | tee -a "$results/run.txt"
+    rm -f "$results/pass.json"
   fi
-  for pass in $(seq 1 "${BENCH_RERUNS:-2}"); do
+}
+# retime NAME FILTER ENV...: up to BENCH_RERUNS re-timings of what other processes disturbed (> 10% of
+# the CPUs).
+retime() {
+  local name=$1 filter=$2 n again
+  shift 2
+  for n in $(seq 1 "${BENCH_RERUNS:-2}"); do
     again=$(python3 scripts/bench-rerun.py filter "$results/$name")
     [ -n "$again" ] || break
-    echo "== re-timing $(echo "$again" | tr '|' '\n' | wc -l) disturbed benchmarks of $name (pass $pass)"
-    wait_idle "$name (re-timing, pass $pass)"
+    echo "== re-timing $(echo "$again" | tr '|' '\n' | wc -l) disturbed benchmarks of $name (pass $n)"
+    wait_idle "$name (re-timing, pass $n)"
     env "$@" "$bin" "${common[@]}" --benchmark_filter="$again" --benchmark_out="$results/rerun.json"
-    after "$name (re-timing, pass $pass)"
+    after "$name (re-timing, pass $n)"
     python3 scripts/bench-rerun.py best "$results/$name" "$results/rerun.json" | tee -a "$results/run.txt"
     rm -f "$results/rerun.json"
   done
@@ -119,7 +122,6 @@ run() {
 
 # The copy series (Kokkos::deep_copy of the shape's bytes: the memory-bound floor that the shape
 # set's targets are stated against) runs under Kokkos' settings, in the first process.
-echo "== tilekit + Kokkos Kernels + copy (OMP_PROC_BIND=spread OMP_PLACES=threads)"
 isa=()
 blas=()
 if [ -n "${BENCH_HOST_ISA:-}" ]; then
@@ -142,10 +144,21 @@ print(l.openblas_get_corename().decode())' "$lib" 2>/dev/null || true)
        blas+=(OPENBLAS_CORETYPE=SkylakeX) ;;
   esac
 fi
-run matmul_kokkos.json '/(tilekit[^/]*|kokkos_kernels|copy)/' OMP_PROC_BIND=spread OMP_PLACES=threads "${isa[@]}"
-
-echo "== OpenBLAS (OMP_PROC_BIND unset, OMP_WAIT_POLICY=passive)"
-run matmul_openblas.json '/openblas' -u OMP_PROC_BIND -u OMP_PLACES OMP_WAIT_POLICY=passive "${blas[@]}"
+tk_filter='/(tilekit[^/]*|kokkos_kernels|copy)/'
+tk_env=(OMP_PROC_BIND=spread OMP_PLACES=threads "${isa[@]}")
+ob_env=(-u OMP_PROC_BIND -u OMP_PLACES OMP_WAIT_POLICY=passive "${blas[@]}")
+# The passes alternate between the two processes, so that a slow spell of a shared machine (another
+# tenant's load on a cloud VM's host, invisible inside it) falls on both sides alike.
+if [ "$mode" != "--retime" ]; then
+  for n in $(seq 1 "$passes"); do
+    echo "== tilekit + Kokkos Kernels + copy (OMP_PROC_BIND=spread OMP_PLACES=threads), pass $n"
+    pass matmul_kokkos.json "$n" "$tk_filter" "${tk_env[@]}"
+    echo "== OpenBLAS (OMP_PROC_BIND unset, OMP_WAIT_POLICY=passive), pass $n"
+    pass matmul_openblas.json "$n" '/openblas' "${ob_env[@]}"
+  done
+fi
+retime matmul_kokkos.json "$tk_filter" "${tk_env[@]}"
+retime matmul_openblas.json '/openblas' "${ob_env[@]}"
 
 # The report needs matplotlib for its plots: the first python3 that has it (Debian: python3-matplotlib).
 py=python3
