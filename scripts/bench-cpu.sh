@@ -185,7 +185,7 @@ Written by scripts/bench-cpu.sh on $(date -u +%Y-%m-%d) at commit $rev, from the
 
 Command: \`$cmd\`
 
-Each process ran $passes times and every benchmark keeps its fastest run (other users' work on shared
+Each process ran $passes times, the two alternating, and every benchmark keeps its fastest run (other users' work on shared
 cores only slows runs down); benchmarks during which other processes took more than 10% of the CPUs
 were re-timed once the cores were idle. \`run.txt\`: the load before and after each pass, and the
 re-timed benchmarks.
