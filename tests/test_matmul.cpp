@@ -989,28 +989,44 @@ TEST(MatmulTf32, Tf32TilesRoundTheInputsToTf32) {
   }
 }
 
-TEST(MatmulTf32, WarpSpecialisedTf32TilePacksOperandsThatAreNotKMajor) {
-  // wgmma reads 32-bit operands only K-major: the TF32 warp-specialised tile loads op(A) and op(B)
-  // through TMA as they are where they are K-major with 16-byte aligned pitches, and packs the
-  // others into K-major copies first. Every storage order with ragged edges (200 = 128 + 72 rows,
-  // 264 = 256 + 8 columns, 712 = 22 x 32 + 8: 23 K steps, every stage buffer and barrier reused),
-  // with whole-vector and odd pitches, must match, and pack exactly when an operand is not so.
+TEST(MatmulTf32, WarpSpecialisedTf32TileReadsOperandsInEveryStorageOrder) {
+  // wgmma reads 32-bit operands from scratch only K-major. The TF32 warp-specialised tile loads
+  // op(A) and op(B) through TMA as they are where they are K-major with 16-byte aligned pitches; an
+  // A stored along M likewise, its fragments going to the MMAs from registers; a B stored along N
+  // (with A along K, no bias) as the transposed product, whose A it then is; it packs what is left
+  // into K-major copies first, and everything that is not K-major when the options ask for that or
+  // the tile is wider than kTf32ARegistersMaxBN.
+  // Every storage order with ragged edges (200 = 128 + 72 rows, 264 = 256 + 8 columns, 712 = 22 x
+  // 32 + 8: 23 K steps, every stage buffer and barrier reused), with whole-vector and odd pitches,
+  // must match, and load as described.
   std::vector<MatmulConfig> ws;
   for (const MatmulConfig& c : tf32_tile_configs())
     if (c.ws) ws.push_back(c);
   if (ws.empty()) GTEST_SKIP() << "no warp-specialised TF32 tile runs here (it needs sm_90a code on a compute 9.0 GPU)";
   for (const MatmulConfig& cfg : ws) {
-    for (int bits = 0; bits < 16; ++bits) {
+    for (int bits = 0; bits < 64; ++bits) {
       Case c;
       c.M = 200, c.N = 264, c.K = 712;
       c.a_col = bits & 1, c.b_col = bits & 2, c.c_col = bits & 4;
       const bool odd_pitch = bits & 8;
       if (odd_pitch) c.pad_a = c.pad_b = c.pad_c = 1;
+      c.launch.ws_pack_mn_major = bits & 16;
+      c.ep.bias = bits & 32;  // no transposed product with a bias
       c.beta = 0.5;
       c.cfg = cfg;
       const MatmulLaunchReport launched = expect_tf32_matches(c);
-      const bool k_major = !c.a_col && c.b_col && !odd_pitch;  // A row-major and B column-major: both along K
-      EXPECT_EQ(launched.ws_loads, k_major ? "tma" : "tma (packed)") << c.describe();
+      // (the tiles wider than kTf32ARegistersMaxBN pack every such operand)
+      const bool a_k = !c.a_col, b_k = c.b_col, pack = c.launch.ws_pack_mn_major || cfg.bn > kTf32ARegistersMaxBN;
+      const bool transposed = !pack && !c.ep.bias && a_k && !b_k;
+      // the product the kernel runs: its A along K, and its B along K
+      const bool ka = transposed ? b_k : a_k, kb = transposed ? a_k : b_k;
+      const bool a_in_registers = !pack && !ka && !odd_pitch;
+      // odd pitches: no operand is a TMA map as it is
+      const bool packed = odd_pitch || (!ka && !a_in_registers) || !kb;
+      std::string expected = packed ? "tma (packed)" : "tma";
+      if (a_in_registers) expected += ", A along M in registers";
+      if (transposed) expected += ", transposed product";
+      EXPECT_EQ(launched.ws_loads, expected) << c.describe();
     }
   }
 }
@@ -1031,7 +1047,8 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileMatchesReferenceWithOneOrSeveralTilesATe
 
 TEST(MatmulTf32, WarpSpecialisedTf32TileStoresCThroughTmaWhereCAllowsIt) {
   // As WarpSpecialisedTilesStoreCThroughTmaWhereCAllowsIt, for the TF32 tile (f32 C: boxes of 32
-  // columns).
+  // columns). Row-major B runs as the transposed product on the tiles that read A through
+  // registers, whose C (C^T) is column-major: stored from registers; with B packed instead, TMA.
   std::vector<MatmulConfig> ws;
   for (const MatmulConfig& c : tf32_tile_configs())
     if (c.ws) ws.push_back(c);
@@ -1039,6 +1056,11 @@ TEST(MatmulTf32, WarpSpecialisedTf32TileStoresCThroughTmaWhereCAllowsIt) {
   for (const MatmulConfig& cfg : ws) {
     for (Case c : ws_tma_store_cases(cfg, true)) {
       SCOPED_TRACE(fmt::format("grid cap {}", c.launch.ws_team_cap));
+      const MatmulLaunchReport as_given = expect_tf32_matches(c);
+      if (as_given.ws_loads.find("transposed product") != std::string::npos) {
+        EXPECT_EQ(as_given.ws_stores, "registers: 32-bit C is not row-major") << c.describe();
+        c.launch.ws_pack_mn_major = true;
+      }
       EXPECT_EQ(expect_tf32_matches(c).ws_stores, "tma") << c.describe();
       c.launch.ws_register_stores = true;
       EXPECT_EQ(expect_tf32_matches(c).ws_stores, "registers: asked for") << c.describe();
@@ -1088,7 +1110,8 @@ TEST(MatmulTf32, WarpSpecialisedTf32TilePacksARepeatedRowOrColumn) {
       c.a_row_repeated = which != 1;
       c.b_col_repeated = which != 0;
       c.cfg = cfg;
-      EXPECT_EQ(expect_tf32_matches(c).ws_loads, "tma (packed)") << c.describe();
+      const std::string loads = expect_tf32_matches(c).ws_loads;
+      EXPECT_EQ(loads.rfind("tma (packed)", 0), 0u) << c.describe() << ": " << loads;
     }
   }
 }

@@ -828,29 +828,57 @@ TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
 }
 
 TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedThem) {
-  // TF32 with row-major B: every warp-specialised candidate's time grows by the copy of B (read and
-  // written at the copy's rate), the mma.sync tiles' by their slower loads of an operand along N;
-  // with B column-major (K-major) neither applies.
+  // TF32: the warp-specialised tiles up to kTf32ARegistersMaxBN wide read an A stored along M
+  // through registers (a little slower, no copy) where C has up to kTf32ARegistersMaxN columns, and
+  // run a B stored along N as the transposed product where C has that many rows (1024x4096x4096
+  // with row-major B ranks as 4096x1024x4096 with A along M); every other operand not along K is
+  // copied first (read and written at the copy's rate), as on the widest tile. The mma.sync tiles
+  // load such operands more slowly.
   GpuModelDevice h100;
   h100.peak_flops = 494e12;
   const auto cands = gpu_model_candidates(DType::f32, Math::tf32, true, 90);
-  OperandOrders row_b;
+  OperandOrders row_b, col_a;
   row_b.b_k_major = false;
-  const auto k_major = rank_gpu_matmul(cands, DType::f32, DType::f32, 4096, 4096, 4096, h100);
-  const auto b_rows = rank_gpu_matmul(cands, DType::f32, DType::f32, 4096, 4096, 4096, h100, row_b);
-  ASSERT_EQ(k_major.size(), b_rows.size());
-  const double copy_s = 2.0 * 4096.0 * 4096 * 4 / h100.pack_bytes_per_s;
-  int compared = 0;
-  for (const RankedConfig& a : k_major)
-    for (const RankedConfig& b : b_rows)
-      if (a.config.name() == b.config.name()) {
-        ++compared;
-        if (a.config.ws)
-          EXPECT_NEAR(b.seconds - a.seconds, copy_s, 1e-9) << a.config.name();
-        else
-          EXPECT_GT(b.seconds, a.seconds) << a.config.name();
-      }
-  EXPECT_EQ(compared, int(k_major.size()));
+  col_a.a_k_major = false;
+  const OperandOrders both{false, false};
+  const auto rank = [&](int64_t M, int64_t N, OperandOrders o) {
+    return rank_gpu_matmul(cands, DType::f32, DType::f32, M, N, 4096, h100, o);
+  };
+  const int64_t few = kTf32ARegistersMaxN, many = 4096;
+  const auto wide_k = rank(many, few, {}), tall_k = rank(few, many, {});
+  const auto wide_a = rank(many, few, col_a), tall_a = rank(few, many, col_a);
+  const auto wide_b = rank(many, few, row_b), tall_b = rank(few, many, row_b);
+  const auto wide_both = rank(many, few, both);
+  const auto copy_s = [&](int64_t rows, int64_t cols) { return 2.0 * rows * cols * 4 / h100.pack_bytes_per_s; };
+  const auto seconds = [](const std::vector<RankedConfig>& r, const std::string& name) {
+    for (const RankedConfig& c : r)
+      if (c.config.name() == name) return c.seconds;
+    ADD_FAILURE() << name << " not ranked";
+    return 0.0;
+  };
+  int ws = 0, wide = 0;
+  for (const RankedConfig& a : wide_k) {
+    const std::string name = a.config.name();
+    const double k_major = a.seconds, k_major_tall = seconds(tall_k, name);
+    if (a.config.ws && a.config.bn <= kTf32ARegistersMaxBN) {
+      ++ws;
+      EXPECT_GT(seconds(wide_a, name), k_major) << name;  // A through registers
+      EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
+      EXPECT_DOUBLE_EQ(seconds(tall_b, name), seconds(wide_a, name)) << name;  // the transposed product
+      EXPECT_NEAR(seconds(wide_both, name) - seconds(wide_a, name), copy_s(4096, few), 1e-9) << name;
+      EXPECT_NEAR(seconds(tall_a, name) - k_major_tall, copy_s(few, 4096), 1e-9) << name;  // many columns: copied
+      EXPECT_NEAR(seconds(wide_b, name) - k_major, copy_s(4096, few), 1e-9) << name;      // many rows: copied
+    } else if (a.config.ws) {  // the widest: each operand that is not K-major copied
+      ++wide;
+      EXPECT_NEAR(seconds(tall_b, name) - k_major_tall, copy_s(4096, many), 1e-9) << name;
+      EXPECT_NEAR(seconds(wide_a, name) - k_major, copy_s(many, 4096), 1e-9) << name;
+    } else {
+      EXPECT_GT(seconds(wide_b, name), k_major) << name;
+      EXPECT_GT(seconds(wide_a, name), k_major) << name;
+    }
+  }
+  EXPECT_GT(ws, 0);
+  EXPECT_GT(wide, 0);
   // i8 copies at its own rate; the copy of A and B adds both.
   const auto i8 = gpu_model_candidates(DType::i8, Math::ieee, true, 90);
   const OperandOrders neither{false, false};

@@ -2,14 +2,20 @@
 # Writes tilekit/kernels/matmul/gpu/wgmma_sm90_calls.inc: python3 scripts/dev/gen_wgmma.py > tilekit/kernels/matmul/gpu/wgmma_sm90_calls.inc
 # Generates the inline-PTX wgmma calls (one asm statement per N and input type; the accumulators
 # are N/2 "+f" operands, which PTX needs listed one by one).
-def block(n, ty, k=16, trans=True, s8=False):
+def block(n, ty, k=16, trans=True, s8=False, a_regs=False):
     """s8: wgmma.m64nNk32.s32.s8.s8 (i32 accumulators held in the float array's registers, bound as
-    "+r"; integer wgmma has no scale-a/b and no transpose operands)."""
+    "+r"; integer wgmma has no scale-a/b and no transpose operands). a_regs: A from four registers
+    (a[0..3], bound as "r") instead of a shared-memory descriptor (the TF32 form here)."""
     r = n // 2
+    # operand numbers after the accumulators: A (one descriptor or four registers), B's descriptor,
+    # the scale-d flag
+    a_ops = "{" + ", ".join(f"%{r + i}" for i in range(4)) + "}" if a_regs else f"%{r}"
+    b_op = r + (4 if a_regs else 1)
+    flag = b_op + 1
     regs = ", ".join(f"%{i}" for i in range(r))
     lines = []
     lines.append(f'      asm volatile(')
-    lines.append(f'          "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{r+2}, 0;\\n"')
+    lines.append(f'          "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{flag}, 0;\\n"')
     acc_ty = "s32" if s8 else "f32"
     lines.append(f'          "wgmma.mma_async.sync.aligned.m64n{n}k{k}.{acc_ty}.{ty}.{ty} "')
     # split the register list into chunks
@@ -23,15 +29,16 @@ def block(n, ty, k=16, trans=True, s8=False):
     for k, o in enumerate(out):
         sep = ", " if k + 1 < len(out) else ""
         lines.append(f'          "{o}{sep}"')
-    tail = f", %{r+3}, %{r+4}" if trans else ""  # tf32 has no transpose operands (K-major only)
+    tail = f", %{flag + 1}, %{flag + 2}" if trans else ""  # tf32 has no transpose operands (K-major only)
     scales = "" if s8 else ", 1, 1"  # integer wgmma: no scale-a/b
-    lines.append(f'          "}}, %{r}, %{r+1}, p{scales}{tail};\\n}}\\n"')
+    lines.append(f'          "}}, {a_ops}, %{b_op}, p{scales}{tail};\\n}}\\n"')
     outs = [f'"+r"(reinterpret_cast<int&>(d[{i}]))' if s8 else f'"+f"(d[{i}])' for i in range(r)]
     ol = []
     for i in range(0, r, 8):
         ol.append(", ".join(outs[i:i+8]))
     lines.append('          : ' + (",\n            ".join(ol)))
-    lines.append('          : "l"(desc_a), "l"(desc_b), "r"(1)' + (', "n"(TA), "n"(TB));' if trans else ');'))
+    a_in = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])' if a_regs else '"l"(desc_a)'
+    lines.append(f'          : {a_in}, "l"(desc_b), "r"(1)' + (', "n"(TA), "n"(TB));' if trans else ');'))
     return "\n".join(lines)
 
 def dispatch(out, signature, cases, fail_cond, fail_msg):
@@ -60,6 +67,14 @@ out.append("// operands K-major in scratch (wgmma has no transpose for 32-bit ty
 dispatch(out, "template <int N>\n"
               "__device__ inline void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
          [(f"N == {n}", block(n, "tf32", k=8, trans=False)) for n in (128, 256)],
+         "N == 128 || N == 256", "TF32 wgmma tiles are 64 x 128 or 64 x 256 per warpgroup")
+out.append("")
+out.append("// TF32 with A from registers (a[0..3]: rows g and g + 8, columns t and t + 4 of the warp's 16 x 8")
+out.append("// slice, g = lane / 4, t = lane % 4, the mma.sync m16n8k8 layout) and B K-major in scratch: the")
+out.append("// form for an A stored along M, which the shared-memory form cannot read.")
+dispatch(out, "template <int N>\n"
+              "__device__ inline void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b) {",
+         [(f"N == {n}", block(n, "tf32", k=8, trans=False, a_regs=True)) for n in (128, 256)],
          "N == 128 || N == 256", "TF32 wgmma tiles are 64 x 128 or 64 x 256 per warpgroup")
 out.append("")
 out.append("// i8 (s8 x s8, i32 accumulators in the float array's registers, bit for bit): m64nNk32, both")

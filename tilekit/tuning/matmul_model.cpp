@@ -84,6 +84,11 @@ constexpr int64_t kModelThinMinRows = 8;
 // gathered a byte at a time). TF32 row-major B on an H200, 128x128 tile: 64x11008x4096 27.2 TFLOP/s
 // where the model's K-major rate predicted 52.6, 256x8192x8192 89 for 161 (perf notes 51).
 constexpr double kMmaMnMajorEfficiency = 0.5;
+// The TF32 warp-specialised 64x128 tile with A from registers (an A stored along M, or the
+// transposed product of a B stored along N) runs at about 0.8 of its rate with both operands along
+// K: on an H200, 4096^3 230 / 287 TFLOP/s, 3072^3 202 / 259, 8192x8192x512 197 / 235,
+// 2048x2048x16384 243 / 250 (perf notes 67).
+constexpr double kTf32ARegistersEfficiency = 0.8;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
@@ -204,11 +209,23 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
   // Relative units where the peak is unknown: the ranking is the same.
   const double sm_peak = (dev.peak_flops > 0 ? dev.peak_flops : 1e15) / sms;
   const double store_per_sm = dev.store_bytes_per_s / sms;  // every SM storing at once
+  const int64_t M_given = M, N_given = N;
   for (const GpuTileModel& t : candidates) {
     RankedConfig r;
     std::string why;
     if (!MatmulConfig::parse(t.config, r.config, why)) throw std::logic_error(why);
     const MatmulConfig& c = r.config;
+    // The TF32 warp-specialised tiles up to kTf32ARegistersMaxBN wide read an A stored along M
+    // through registers where C has up to kTf32ARegistersMaxN columns, and run a product whose B is
+    // stored along N and A along K as its transpose where C has that many rows (dispatch.hpp,
+    // tf32_runs_transposed): their tiles then cover C^T.
+    const bool tf32_ws = c.ws && in == DType::f32;
+    const bool registers_tile = tf32_ws && c.bn <= kTf32ARegistersMaxBN;
+    const bool transposed =
+        registers_tile && orders.a_k_major && !orders.b_k_major && M_given <= kTf32ARegistersMaxN;
+    const bool a_in_registers = registers_tile && (transposed || (!orders.a_k_major && N_given <= kTf32ARegistersMaxN));
+    M = transposed ? N_given : M_given;
+    N = transposed ? M_given : N_given;
     const int splits = std::max(t.k_splits, 1);
     r.config.k_splits = splits;
     const int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn) * splits;
@@ -220,7 +237,9 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
     const bool mn_major = !orders.a_k_major || !orders.b_k_major;
     const double efficiency =
-        t.efficiency * (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0);
+        t.efficiency *
+        (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0) *
+        (a_in_registers ? kTf32ARegistersEfficiency : 1.0);
     // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
     const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * efficiency);
     const double store = double(c.bm) * c.bn * (splits > 1 ? partial_size : double(dtype_size(out))) / store_per_sm;
@@ -247,13 +266,17 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (sum_pass)
       r.seconds += kSplitSumFixedSeconds + double(M) * double(N) *
                                                (partial_size * splits + double(dtype_size(out))) / dev.store_bytes_per_s;
-    // The TF32 and i8 warp-specialised tiles load K-major operands only: any other is copied first,
+    // The i8 and TF32 warp-specialised tiles load K-major operands only: any other is copied first,
     // read once and written once (at 64x11008x4096 TF32 with row-major B the copy of B took longer
-    // than the product; perf notes 51).
-    const bool k_major_only = c.ws && (in == DType::f32 || in == DType::i8);
+    // than the product; perf notes 51), except an A that goes through registers (above): then only
+    // a B along N is.
     double packed_bytes = 0.0;
-    if (k_major_only && !orders.a_k_major) packed_bytes += double(M) * K;
-    if (k_major_only && !orders.b_k_major) packed_bytes += double(K) * N;
+    if (c.ws && (in == DType::i8 || (tf32_ws && !a_in_registers))) {
+      if (!orders.a_k_major) packed_bytes += double(M) * K;
+      if (!orders.b_k_major) packed_bytes += double(K) * N;
+    } else if (a_in_registers && !orders.a_k_major && !orders.b_k_major) {
+      packed_bytes += double(K) * N;
+    }
     r.seconds += 2.0 * packed_bytes * double(dtype_size(in)) /
                  (in == DType::i8 ? dev.pack_i8_bytes_per_s : dev.pack_bytes_per_s);
     if (splits > 1 && !c.mma) r.seconds *= 1.0 + kSimtSplitMinGain;

@@ -103,6 +103,29 @@ F make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
   return f;
 }
 
+/// Whether a TF32 warp-specialised tile runs p as its transpose, C^T = op(B)^T op(A)^T: where
+/// op(B) is stored along N and op(A) along K, so that the transposed product's A is stored along M
+/// (its fragments go through registers: the tiles up to kTf32ARegistersMaxBN wide, products of up
+/// to kTf32ARegistersMaxN rows) and its B along K, and nothing is copied first. Not with a bias (the epilogue adds it along C's columns, which
+/// the transposed product's rows would be), nor where the options ask for packed copies.
+template <class Tile, class TIn, class TOut>
+bool tf32_runs_transposed(const MatmulProblem<TIn, TOut>& p, const MatmulLaunchOptions& options) {
+  return Tile::tf32 && Tile::BN <= kTf32ARegistersMaxBN && p.M <= kTf32ARegistersMaxN && !options.ws_pack_mn_major &&
+         p.bias == nullptr &&
+         p.b.cs == 1 && p.b.rs != 1 && p.a.cs == 1 && p.a.rs != 1;
+}
+
+/// The transposed product of p: C^T = op(B)^T op(A)^T (strides swapped, no copies).
+template <class TIn, class TOut>
+MatmulProblem<TIn, TOut> transposed_product(const MatmulProblem<TIn, TOut>& p) {
+  MatmulProblem<TIn, TOut> t = p;
+  t.M = p.N, t.N = p.M;
+  t.a = p.b.transposed();
+  t.b = p.a.transposed();
+  t.c = p.c.transposed();
+  return t;
+}
+
 /// Calls g(TypeTag<F>{}) with F the functor that runs problem p on Tile: MatmulFunctor, but for the
 /// warp-specialised tiles the kernel compiled for p's activation (with_ws_activation). The checks
 /// (its team size limit) and the launch both take it from here.
@@ -138,6 +161,11 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
     // Operands this tile's kernel would load element by element are packed first (gpu/pack.hpp);
     // q is the problem the kernel runs.
     MatmulProblem<TIn, TOut> q = p;
+    bool transposed = false;  // TF32 ws tiles: q is p's transposed product
+    if constexpr (Tile::kernel == TileKernel::wgmma_ws_sm90 && Tile::tf32) {
+      transposed = detail::tf32_runs_transposed<Tile>(q, options);
+      if (transposed) q = detail::transposed_product(q);
+    }
     detail::PackWorkspaceHold hold;
     if constexpr (detail::packs_for_vector_loads(Tile::kernel)) {
       report.packed = detail::pack_for_vector_loads<Tile::kernel>(q, space);
@@ -159,10 +187,12 @@ MatmulLaunchReport launch_matmul(const MatmulProblem<TIn, TOut>& p, const Matmul
               report.kernel += ", split K x" + std::to_string(plan.splits);
               detail::launch_wgmma_ws_split_k<Tile>(q, cfg, plan.splits, plan.k_per_split, label, space, options,
                                                     report);
+              if (transposed) report.ws_loads += ", transposed product";
               return;
             }
           }
           detail::launch_wgmma_ws(f, cfg, label, space, options, report);  // a persistent grid; TMA descriptors first
+          if (transposed) report.ws_loads += ", transposed product";
         } else {
           if constexpr (TileSplitsK<Tile>::value) {
             const detail::SplitKPlan plan = detail::split_k_plan(q.K, Tile::BK, cfg.k_splits);

@@ -103,10 +103,14 @@ struct MatmulLaunchOptions {
                                       ///< rows of B not sector-aligned take them at any depth)
   bool ws_multicast_off = false;      ///< never two-team clusters
   bool ws_register_stores = false;    ///< C stored from registers even where TMA stores apply
+  /// TF32: copy every operand that is not K-major K-major first, instead of loading an A stored
+  /// along M as it is (A from registers) and running a B stored along N as the transposed product
+  bool ws_pack_mn_major = false;
 };
 
 /// What a launch ran: the kernel path, and for the warp-specialised kernel how it loaded its
-/// operands ("tma", "tma (packed)", "cp.async: <why not TMA>"), its drift bound ("" where off) and
+/// operands ("tma", "tma (packed)", "cp.async: <why not TMA>"; TF32 adds ", A along M in registers"
+/// and ", transposed product" where they apply), its drift bound ("" where off) and
 /// its clusters ("clusters of 2 teams, B multicast" or "off: <why>"; "" for tiles without them) and
 /// how it stored C ("tma", or "registers: <why not TMA>").
 struct MatmulLaunchReport {

@@ -176,6 +176,18 @@ struct WsDriftBound {
 /// steps (K >= 16384 at BK = 64), since below that a tile's few waves gained nothing measured.
 constexpr WsDriftBound kWsDriftBound{8, 8, 256, 1000000};
 
+/// The widest warp-specialised TF32 tile that reads an A stored along M through registers (wgmma's
+/// register-A form; gpu/wgmma_ws_sm90.hpp): at 128 x 256 the 16 fragment registers beside 128
+/// accumulators exceed the 168 registers a thread of its 384 has, and ptxas serialises the MMAs
+/// (C7512); that tile packs such an A K-major first.
+constexpr int kTf32ARegistersMaxBN = 128;
+/// ... and only where the product has at most this many columns: each column of C reads A again,
+/// and reading it through registers runs the tile at about 0.8 of its K-major rate, while a K-major
+/// copy costs once, 2 M K elements at ~2.6 TB/s. On an H200 at 4096^3 the copy (48 us) costs less
+/// than the loss (0.60 against 0.48 ms); at 64-768 columns the copy costs more than the product
+/// (docs/perf-notes.md section 67).
+constexpr int64_t kTf32ARegistersMaxN = 1024;
+
 /// Two-team clusters for the 128x256 warp-specialised tile (gpu/wgmma_ws_sm90.hpp): the teams of a
 /// cluster take the two tiles of C stacked in M over the same columns, each loads its own A and
 /// half of B, and TMA multicasts each half into both teams' scratch, so a third fewer bytes come

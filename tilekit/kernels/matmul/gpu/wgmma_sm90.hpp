@@ -174,6 +174,30 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
   wgmma_commit();
 }
 
+/// Pins a register that an asynchronous MMA reads (an A fragment): the compiler must keep it, unchanged,
+/// until the fence after the wait that retires that MMA.
+__device__ inline void fence_operand_u32(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+/// One warpgroup's A fragment of k8 slice ks of a TF32 K step, from an A stored along M (the
+/// warp-specialised TF32 tiles with A from registers): As holds its 64 rows as two blocks of
+/// [32 k][32 m] (TMA boxes of one 128-byte row per k, 16-byte chunks of row k XOR-ed with k % 8).
+/// a[v] is value v in wgmma's register layout (wgmma_m64k8_tf32_rs): warp w, g = lane / 4,
+/// t = lane % 4 hold rows 16 w + g (+ 8) and columns t (+ 4). A warp's loads fall on 16 banks
+/// (2-way conflicts).
+__device__ inline void load_tf32_a_fragment_slice(uint32_t (&a)[4], const uint16_t* As, int ks, int tid_in_wg) {
+  const uint32_t* A = reinterpret_cast<const uint32_t*>(As);
+  const int w = tid_in_wg / 32, lane = tid_in_wg % 32, g = lane / 4, t = lane % 4;
+  const int m = 16 * (w & 1) + g;  // the row in its 32-row block; m + 8 is in the same block
+  const uint32_t* slice = A + (w >> 1) * 32 * 32 + ks * 8 * 32;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // column t + 4h: k % 8 = t + 4h in every slice
+    const int k = t + 4 * h;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)  // row m + 8r
+      a[2 * h + r] = slice[k * 32 + ((((m + 8 * r) >> 2) ^ k) << 2) + (g & 3)];
+  }
+}
+
 /// The i8 form of wgmma_step (the warp-specialised i8 tiles): both operands K-major, rows of 128
 /// one-byte elements in the same 128-byte swizzled layout ([rows][128 k]), so a k32 slice is again
 /// 32 bytes along the row: 4 wgmma.m64nBNk32.s32.s8.s8 per K step of BK = 128. The i32

@@ -24,9 +24,12 @@
 //               done (wgmma.wait_group 1). With a bias and 1 <= |alpha| (BN < 256) its accumulators
 //               start from bias / alpha, so the epilogue after the last MMA reads no bias
 //
-// TF32 (f32 inputs): wgmma reads 32-bit operands only K-major, so both operands are loaded by TMA as
-// [rows][32 k] (the same 128-byte swizzled rows: BK = 32); launch_wgmma_ws first copies an operand
-// that is not K-major with a 16-byte aligned pitch into a K-major buffer (PackKMajor). Its inputs
+// TF32 (f32 inputs): wgmma reads 32-bit operands from scratch only K-major, so both operands are
+// loaded by TMA as [rows][32 k] (the same 128-byte swizzled rows: BK = 32). An A stored along M
+// (a_mn_major) is loaded as it is, [BM / 32][32 k][32 m], and each consumer reads its fragments into
+// registers (ld.shared) for wgmma's register-A form; a B stored along N runs as the transposed
+// product, whose A it then is (launch_matmul). launch_wgmma_ws copies any other operand that is not
+// K-major with a 16-byte aligned pitch into a K-major buffer first (PackKMajor). Its inputs
 // are read as TF32: the tensor cores ignore the low 13 bits of each significand (truncation; the
 // mma.sync TF32 tile rounds to nearest instead).
 //
@@ -218,6 +221,8 @@ struct Sm90WgmmaWsMatmul {
   static constexpr bool kBiasInAccumulators = BN < 256 && !Tile::i8;
   static constexpr int kScratchLevel = 0;
   static constexpr bool kTf32 = Tile::tf32;
+  // TF32 tiles that may read an A stored along M through registers (a_mn_major)
+  static constexpr bool kTf32ARegisters = kTf32 && BN <= kTf32ARegistersMaxBN;
   static constexpr bool kI8 = Tile::i8;  // i8 inputs, i32 accumulators held in acc's registers bit for bit
   // wgmma reads 32-bit and 8-bit operands only K-major: the launch packs the others, loads are TMA.
   static constexpr bool kKMajorOnly = kTf32 || kI8;
@@ -293,6 +298,9 @@ struct Sm90WgmmaWsMatmul {
   int k_splits = 1;
   int64_t k_per_split = 0;
   int64_t c_split_stride = 0;
+  /// TF32: op(A) is loaded as stored along M (tma_a describes rows of M) and its fragments go to the
+  /// MMAs from registers; false: op(A) is K-major like B.
+  bool a_mn_major = false;
 
 #if defined(TILEKIT_SM90A_DEVICE)
   /// The tiles (CLUSTER = 1) or pairs of tiles (CLUSTER = 2) of C.
@@ -386,9 +394,9 @@ struct Sm90WgmmaWsMatmul {
           const int k0 = int(k_begin + kt * BK);
           if constexpr (A_K)  // [BM][64 k]: one box of 64 k x BM rows
             tma_load_2d(As, tma_a, k0, int(m0), &full[s]);
-          else  // [BM / 64][64 k][64 m]: BM / 64 boxes of 64 m x 64 k
-            for (int blk = 0; blk < BM / 64; ++blk)
-              tma_load_2d(As + blk * 64 * BK, tma_a, int(m0) + 64 * blk, k0, &full[s]);
+          else  // [BM / W][BK k][W m], W = 128 bytes of elements: BM / W boxes of W m x BK k
+            for (int blk = 0; blk < BM * kElemBytes / 128; ++blk)
+              tma_load_2d(As + blk * BK * 64, tma_a, int(m0) + blk * 128 / kElemBytes, k0, &full[s]);
           if constexpr (CLUSTER == 2) {  // this team's half of B, into both teams (mask 0b11)
             if constexpr (B_N)  // blocks rank * BN / 128 .. of [BN / 64][64 k][64 n]
               for (int blk = rank * BN / 128; blk < (rank + 1) * BN / 128; ++blk)
@@ -475,6 +483,52 @@ struct Sm90WgmmaWsMatmul {
     if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
 
+  /// consume() for TF32 with A stored along M: the warpgroup loads its A fragments from the stage
+  /// buffer into registers (4 a thread per k8 slice, 16 a step) and issues each slice's MMA with A
+  /// from there, as its own group. One step's four groups stay in flight: before slice ks of step kt
+  /// overwrites its 4 registers, it waits for the group of slice ks of step kt - 1 that read them
+  /// (wgmma.wait_group 3), and the fence there keeps the compiler from reusing them earlier. Two
+  /// full sets of 16 (a step in flight while the next loads) left the 64x128 tile too few registers
+  /// and ptxas serialised the MMAs (C7512); one set waited for each step's MMAs before the next
+  /// (wait_group 0) ran the tile at about 190 TFLOP/s where its K-major form runs 290 (perf notes 67).
+  __device__ void consume_tf32_a_in_registers(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c,
+                                              int64_t ktiles, int64_t& step, float (&acc)[BN / 2],
+                                              int tid_in_wg) const {
+    constexpr int kSBO = 1024;
+    uint32_t a[16] = {};
+    for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
+      const int s = int(step % STAGES);
+      mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
+      const uint16_t* As = smem + s * kStageUnits + c * 64 * BK * kElemBytes / 2;  // blocks 2c, 2c + 1
+      const uint16_t* Bs = smem + s * kStageUnits + kAUnits;
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        wgmma_wait<3>();  // slice ks of step kt - 1 is done with its registers
+#pragma unroll
+        for (int v = 0; v < 4; ++v) fence_operand_u32(a[4 * ks + v]);
+        if (ks == 3) {  // every group of step kt - 1 is done: its buffer goes back
+          fence_accumulators(acc);
+          if (kt >= 1) release_stage(empty, int((step - 1) % STAGES));
+        }
+        uint32_t slice[4];
+        load_tf32_a_fragment_slice(slice, As, ks, tid_in_wg);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) a[4 * ks + v] = slice[v], fence_operand_u32(a[4 * ks + v]);
+#pragma unroll
+        for (int v = 0; v < BN / 2; ++v) fence_operand(acc[v]);
+        wgmma_fence();
+        const uint32_t regs[4] = {a[4 * ks], a[4 * ks + 1], a[4 * ks + 2], a[4 * ks + 3]};
+        wgmma_m64k8_tf32_rs<BN>(acc, regs, wgmma_descriptor(Bs + ks * 16, 16, kSBO));
+        wgmma_commit();
+      }
+    }
+    wgmma_wait<0>();
+    fence_accumulators(acc);
+#pragma unroll
+    for (int v = 0; v < 16; ++v) fence_operand_u32(a[v]);
+    if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
+  }
+
   /// Consumer c's 64 x BN outputs (rows from row0) through its store box, one column chunk after the
   /// other: the chunk's outputs into the box once the box's last store has read it, a proxy fence
   /// (the TMA store reads through the async proxy), and one thread's store. The barriers are the
@@ -531,7 +585,10 @@ struct Sm90WgmmaWsMatmul {
       const int wg = tid / 128;
       const int first = team.league_rank() / CLUSTER, stride = team.league_size() / CLUSTER;
       if (wg == 0) {  // ---- producer
-        if constexpr (kKMajorOnly)  // both operands K-major (launch_wgmma_ws packs them so)
+        if constexpr (kTf32ARegisters)  // B K-major; A K-major or (a_mn_major) as stored along M
+          a_mn_major ? produce<false, false>(smem, full, empty, first, stride, tid)
+                     : produce<true, false>(smem, full, empty, first, stride, tid);
+        else if constexpr (kKMajorOnly)  // both operands K-major (launch_wgmma_ws packs them so)
           produce<true, false>(smem, full, empty, first, stride, tid);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
@@ -573,7 +630,10 @@ struct Sm90WgmmaWsMatmul {
         if (bias_in_acc) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
         float acc[BN / 2];
         load_wgmma_bias<BN>(acc, bias_in_acc ? tile_bias : nullptr, inv_alpha, tid % 128);
-        if constexpr (kKMajorOnly)
+        if constexpr (kTf32ARegisters)
+          a_mn_major ? consume_tf32_a_in_registers(smem, full, empty, c, ktiles, step, acc, tid % 128)
+                     : consume<true, false>(smem, full, empty, c, ktiles, step, acc);
+        else if constexpr (kKMajorOnly)
           consume<true, false>(smem, full, empty, c, ktiles, step, acc);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
@@ -746,6 +806,7 @@ void run_wgmma_ws(F f, int league, const MatmulConfig& cfg, const std::string& l
     throw std::runtime_error("tilekit: " + label + ": TMA cannot load the operands: " + why);
   }
   report.ws_loads = why.empty() ? (packed ? "tma (packed)" : "tma") : "cp.async: " + why;
+  if (f.a_mn_major) report.ws_loads += ", A along M in registers";
   report.ws_stores = f.tma_c ? std::string("tma") : "registers: " + (why.empty() ? why_not_tma_store : "cp.async loads");
   // (not with split K: its partial sums hold the workspace the counters come from, and its work
   // items are few and deep)
@@ -805,7 +866,14 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
     using T = std::remove_const_t<std::remove_pointer_t<decltype(p.a.data)>>;
     constexpr int64_t kVec = 16 / int64_t(sizeof(T));
     const int64_t pitch = (p.K + kVec - 1) / kVec * kVec;  // K rounded up to 16 bytes
-    const bool a_ok = k_major_for_tma(p.a.data, p.a.cs, p.a.rs, p.K) || p.K == 0;
+    // TF32: an op(A) stored along M that TMA can describe goes in as it is (its fragments through
+    // registers, a_mn_major) where C has few columns (kTf32ARegistersMaxN), unless asked otherwise.
+    if constexpr (F::kTf32ARegisters) {
+      alignas(64) unsigned char a_map[128] = {};
+      f.a_mn_major = !options.ws_pack_mn_major && p.K > 0 && p.N <= kTf32ARegistersMaxN && p.a.rs == 1 && p.a.cs != 1 &&
+                     encode_tma_2d(a_map, p.a.data, p.M, p.K, p.a.cs, F::BK, E).empty();
+    }
+    const bool a_ok = f.a_mn_major || k_major_for_tma(p.a.data, p.a.cs, p.a.rs, p.K) || p.K == 0;
     const bool b_ok = k_major_for_tma(p.b.data, p.b.rs, p.b.cs, p.K) || p.K == 0;
     const std::size_t a_elems = a_ok ? 0 : std::size_t(p.M * pitch), b_elems = b_ok ? 0 : std::size_t(p.N * pitch);
     const std::size_t a_bytes = (a_elems * sizeof(T) + 255) / 256 * 256;
@@ -826,7 +894,8 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
       }
     }
     if (p.K > 0) {
-      why = encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E);
+      why = f.a_mn_major ? encode_tma_2d(maps, p.a.data, p.M, p.K, p.a.cs, F::BK, E)  // boxes of 32 m x BK k
+                         : encode_tma_2d(maps, p.a.data, p.K, p.M, p.a.rs, F::BM, E);
       if (why.empty()) why = encode_tma_2d(maps + 128, p.b.data, p.K, p.N, p.b.cs, F::BN, E);
     }
   } else {
