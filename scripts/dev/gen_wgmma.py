@@ -59,8 +59,9 @@ out.append("// statement per N and input type (PTX needs the N/2 accumulator reg
 dispatch(out, "template <int N, bool BF16, int TA, int TB>\n"
               "__device__ inline void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {",
          [(f"N == {n} && {'BF16' if bf else '!BF16'}", block(n, "bf16" if bf else "f16"))
-          for n in (64, 128, 256) for bf in (False, True)],
-         "N == 64 || N == 128 || N == 256", "wgmma tiles are 64 x 64, 64 x 128 or 64 x 256 per warpgroup")
+          for n in (64, 128, 192, 256) for bf in (False, True)],
+         "N == 64 || N == 128 || N == 192 || N == 256",
+         "wgmma tiles are 64 x 64, 64 x 128, 64 x 192 or 64 x 256 per warpgroup")
 out.append("")
 out.append("// TF32 (f32 inputs read as TF32: the low 13 bits of the significand are ignored): m64nNk8, both")
 out.append("// operands K-major in scratch (wgmma has no transpose for 32-bit types).")

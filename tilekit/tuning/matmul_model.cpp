@@ -98,6 +98,7 @@ constexpr double kTf32ARegistersEfficiency = 0.8;
 // it need not predict rates exactly.
 const GpuTileModel kWgmmaF16[] = {
     {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.68},
+    {"bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32", 1, 0.66},  // not yet measured
     {"bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
     {"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", 2, 0.39},
     {"bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32", 3, 0.31},

@@ -334,6 +334,10 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // warp-specialised: 1 producer + 2 consumer warpgroups, 193 KB (a 256x128
                                  // one with 4 consumers spilled at 640 threads and never won)
                                  WgmmaTileShape<128, 256, 64, 4, 1, true>,
+                                 // ... and a 128x192 one (160 KB of stages): where 128x256 tiles leave a
+                                 // partial last wave (3072^3: 288 tiles are 2.2 waves of 132, 384 of
+                                 // 128x192 are 2.9)
+                                 WgmmaTileShape<128, 192, 64, 4, 1, true>,
                                  // ... and a 64x128 one (1 consumer warpgroup, 97 KB, 2 teams/SM) for
                                  // sizes whose 128-wide tiles leave SMs idle (1024^3: 128 tiles)
                                  WgmmaTileShape<64, 128, 64, 4, 2, true>,

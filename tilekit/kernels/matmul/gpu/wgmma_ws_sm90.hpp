@@ -237,9 +237,10 @@ struct Sm90WgmmaWsMatmul {
   static constexpr std::size_t kStageBytes = std::size_t(STAGES) * kStageElems * kElemBytes;
   static_assert(kThreads == (kConsumers + 1) * 128, "one producer warpgroup and BM / 64 consumer warpgroups");
   static_assert(!kSupported || (BK * kElemBytes == 128 && BM % 64 == 0 &&
-                                 (BN == 128 || BN == 256 || (BN == 64 && !kTf32)) && STAGES >= 3),
+                                 (BN == 128 || BN == 256 || ((BN == 64 || BN == 192) && !kKMajorOnly)) &&
+                                 STAGES >= 3),
                 "wgmma tiles: a K step is one 128-byte swizzle row, 64-row warpgroups, N = 128 or 256 (or 64 "
-                "for f16/bf16), >= 3 stages");
+                "or 192 for f16/bf16), >= 3 stages");
   static_assert(!kSupported || ((kAUnits * 2) % 1024 == 0 && (kStageUnits * 2) % 1024 == 0),
                 "stage buffers on swizzle atoms");
   static_assert(CLUSTER == 1 || (CLUSTER == 2 && !kKMajorOnly && BN % 128 == 0),
