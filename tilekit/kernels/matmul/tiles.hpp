@@ -350,6 +350,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // ... and at 64x128 (one consumer warpgroup, 97 KB, 2 teams/SM) for sizes
                                  // whose 128x256 tiles leave SMs idle
                                  WgmmaTileShape<64, 128, 32, 4, 2, true, true>,
+                                 // ... and at 64x64 (64 KB, up to 3 teams/SM) for the decode shapes run as
+                                 // the transposed product (16-64 columns of C^T: half the 64x128 tile idle)
+                                 WgmmaTileShape<64, 64, 32, 4, 2, true, true>,
                                  // i8 on s8 warpgroup MMA (i32 accumulators), the same kernel: BK = 128,
                                  // 193 KB and 97 KB; operands that are not K-major are packed first
                                  WgmmaTileShape<128, 256, 128, 4, 1, true, false, true>,

@@ -237,7 +237,7 @@ struct Sm90WgmmaWsMatmul {
   static constexpr std::size_t kStageBytes = std::size_t(STAGES) * kStageElems * kElemBytes;
   static_assert(kThreads == (kConsumers + 1) * 128, "one producer warpgroup and BM / 64 consumer warpgroups");
   static_assert(!kSupported || (BK * kElemBytes == 128 && BM % 64 == 0 &&
-                                 (BN == 128 || BN == 256 || ((BN == 64 || BN == 192) && !kKMajorOnly)) &&
+                                 (BN == 128 || BN == 256 || (BN == 64 && !kI8) || (BN == 192 && !kKMajorOnly)) &&
                                  STAGES >= 3),
                 "wgmma tiles: a K step is one 128-byte swizzle row, 64-row warpgroups, N = 128 or 256 (or 64 "
                 "or 192 for f16/bf16), >= 3 stages");
@@ -779,6 +779,35 @@ std::string require_cluster_of_two() {
 }
 #endif
 
+/// How many teams of kernel F one SM holds at once by its registers and scratch (the CUDA occupancy
+/// calculator on the kernel Kokkos launches for F), so that a persistent grid is no larger than what
+/// runs at once: a team that started only when others had finished all their tiles would make a
+/// tail (the TF32 64x64 tile's scratch allows 3 teams an SM, its 128 registers a thread 2). Once per
+/// kernel; a large number where the query fails (scratch then bounds the grid alone).
+template <class F>
+int resident_teams_per_sm() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static int teams = 0;  // (a failed query is asked again at the next launch)
+  if (teams > 0) return teams;
+  using Policy = typename F::policy_type;
+  using Driver = Kokkos::Impl::ParallelFor<F, Policy, Kokkos::Cuda>;
+  using Launch = Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>;
+  const void* kernel = reinterpret_cast<const void*>(Launch::get_kernel_func());
+  const int dynamic = int(F::scratch_bytes() + 1024);
+  int n = 0;
+  // Above 48 KB of dynamic shared memory the calculator counts only kernels allowed that much.
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, F::kThreads, dynamic) != cudaSuccess || n < 1) {
+    (void)cudaGetLastError();
+    return 1 << 20;
+  }
+  teams = n;
+  return teams;
+#else
+  return 1 << 20;
+#endif
+}
+
 /// Launches f as a persistent grid of `league` teams, with the tensor maps in `maps` where
 /// `why_not_tma` is empty (else the cp.async producer; C's map, maps + 256, where also
 /// `why_not_tma_store` is), the drift bound where it applies, and what it did recorded in `report`.
@@ -852,7 +881,8 @@ void launch_wgmma_ws(F f, const MatmulConfig& cfg, const std::string& label,
   const int tiles = f.tiles_m * f.tiles_n * (F::kSplitK ? f.k_splits : 1);  // work items
   int league = tiles;
   if (!options.ws_one_team_per_tile) {
-    const int per_sm = std::max(1, cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024));
+    const int per_sm = std::max(1, std::min(cuda_shared_memory_per_sm() / int(F::scratch_bytes() + 1024),
+                                            resident_teams_per_sm<F>()));
     league = std::min(tiles, std::max(1, cuda_sm_count()) * std::min(per_sm, 2048 / F::kThreads));
   }
   if (options.ws_team_cap > 0) league = std::max(1, std::min(league, options.ws_team_cap));
