@@ -709,8 +709,8 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
   // Short K over many tiles: the wide tile (the 64x128 one stores twice the C per FLOP).
   EXPECT_EQ(model_pick(DType::f16, 8192, 8192, 1024), "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32");
   // Where the wide tile leaves a partial last wave, the 128x192 one fills whole waves: 3072^3 is 2.2
-  // waves of 128x256 tiles and 2.9 of 128x192 (also 12608x768x3072: 2.25 against 3.0); 2.2 waves of
-  // the wide tile beat 4.4 of the 64x128 one (+7-8% on an H200; perf notes 60).
+  // waves of 128x256 tiles and 2.9 of 128x192 (also 12608x768x3072: 2.25 against 3.0): on an H200
+  // 3072^3 ran 607 TFLOP/s against 485, 12608x768x3072 593 against 479 (perf notes 68).
   EXPECT_EQ(model_pick(DType::f16, 3072, 3072, 3072), "bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32");
   EXPECT_EQ(model_pick(DType::f16, 12608, 768, 3072), "bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32");
   // 54 tiles of 256x128 on 132 SMs leave most of them idle: a tile with more teams.
@@ -794,6 +794,41 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
     EXPECT_FALSE(gpu_model_candidates(t, Math::ieee, true, 90).empty()) << dtype_name(t);
 }
 
+TEST(MatmulModel, ChargesTheTilesWithoutClustersWhereTheRowsOfBStartOffAnL2Sector) {
+  // 5000x3000x7000: B's rows 14000 bytes apart (K-major) or 6000 (along N), not whole 32-byte
+  // sectors; 40 tile rows pair up, so the 128x256 tile runs as two-team clusters that halve B's
+  // reads. The 128x192 tile's fuller waves (4.8 against 3.6) ran at 0.69 of it (H200, perf notes 68).
+  const std::string wide = "bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32";
+  const std::string tile192 = "bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32";
+  GpuModelDevice h200;
+  const auto pick = [&](int64_t M, int64_t N, int64_t K, OperandOrders o) {
+    return rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16, M, N, K,
+                           h200, o)
+        .front()
+        .config.name();
+  };
+  const OperandOrders k_major, b_along_n{true, false};
+  EXPECT_EQ(pick(5000, 3000, 7000, k_major), wide);
+  EXPECT_EQ(pick(5000, 3000, 7000, b_along_n), wide);
+  EXPECT_EQ(pick(3000, 5000, 2000, b_along_n), wide);  // B's rows 10000 bytes apart
+  // The same tiles with B's rows on sectors (K = 7168: 14336 bytes; N = 3072): the fuller waves win.
+  EXPECT_EQ(pick(5000, 3000, 7168, k_major), tile192);
+  EXPECT_EQ(pick(5000, 3072, 7000, b_along_n), tile192);
+  // bf16 alike; f32 (4-byte rows, no clusters) not charged: the same pick at both depths.
+  EXPECT_EQ(rank_gpu_matmul(gpu_model_candidates(DType::bf16, Math::ieee, true, 90), DType::bf16, DType::bf16, 5000,
+                            3000, 7000, h200)
+                .front()
+                .config.name(),
+            wide);
+  const auto tf32 = [&](int64_t K) {
+    return rank_gpu_matmul(gpu_model_candidates(DType::f32, Math::tf32, true, 90), DType::f32, DType::f32, 5000, 3000,
+                           K, h200)
+        .front()
+        .config.name();
+  };
+  EXPECT_EQ(tf32(7000), tf32(7168));
+}
+
 TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
   // 64x11008x4096 f16 reads 90 MB of B whatever the split: splitting K only adds partial sums.
   GpuModelDevice h100;
@@ -818,7 +853,10 @@ TEST(MatmulModel, NoFasterThanDramAndThinHalfPrecisionProductsWithEnoughRows) {
   EXPECT_EQ(model_ranks_thin_shape(DType::f64, Math::ieee, 4096, 5, b_along_n), ws);
   EXPECT_FALSE(model_ranks_thin_shape(DType::f64, Math::ieee, 4, 4096));
   EXPECT_EQ(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288), ws);
-  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288, b_along_n));
+  // A long B along N runs as the transposed product, read through registers (perf notes 68) ...
+  EXPECT_EQ(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288, b_along_n), ws);
+  // ... but not with an A along M too: then one of them would be copied first.
+  EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::tf32, 16, 12288, OperandOrders{false, false}));
   EXPECT_EQ(model_ranks_thin_shape(DType::f32, Math::tf32, 12288, 16, b_along_n), ws);  // A is the long side
   EXPECT_FALSE(model_ranks_thin_shape(DType::f32, Math::tf32, 4, 12288));
   EXPECT_TRUE(rank_gpu_matmul(gpu_model_candidates(DType::f16, Math::ieee, true, 90), DType::f16, DType::f16, 16,

@@ -74,10 +74,11 @@ constexpr double kDramOverlapLoss = 0.1;
 // padding, still ran 2.1x the thin kernel's rate at 8-16 rows (f16 Rx12288x4096 on an H200, the
 // 64x128 tile against the thin kernel: 8 rows 14.2 / 6.5 TFLOP/s, 16 rows 26.1 / 12.9; at 4 rows
 // 6.6 / 6.5; perf notes 48). f64 and TF32 take the tiles in the thin kernel's 16-row class (5-16
-// rows), TF32 only where the long operand runs along K (else it is copied first): 16x12288x4096 on an
-// H200, f64 64x64 DMMA tile split in 4 against the thin kernel 9.1 / 7.7 TFLOP/s row-major, 9.0 / 5.7
-// column-major; TF32 column-major, the 64x128 ws tile 19.7 against 12.5, row-major 7.0 against 13.3
-// (perf notes 57).
+// rows), TF32 where the long operand runs along K or is a B along N that the transposed product
+// reads through registers (otherwise it would be copied first): 16x12288x4096 on an H200, f64 64x64
+// DMMA tile split in 4 against the thin kernel 9.1 / 7.7 TFLOP/s row-major, 9.0 / 5.7 column-major;
+// TF32 column-major, the 64x128 ws tile 19.7 against 12.5, row-major with the copy 7.0 against 13.3
+// (perf notes 57), as the transposed product on the 64x64 ws tile 15.3 against 12.9 (perf notes 68).
 constexpr int64_t kModelThinMinRows = 8;
 // The mma.sync tiles read an operand that does not run along K as it is stored: f64 at full speed
 // (8-byte units), TF32 and i8 at about half their K-major rate (4-byte loads of single elements, i8
@@ -89,16 +90,27 @@ constexpr double kMmaMnMajorEfficiency = 0.5;
 // K: on an H200, 4096^3 230 / 287 TFLOP/s, 3072^3 202 / 259, 8192x8192x512 197 / 235,
 // 2048x2048x16384 243 / 250 (perf notes 67).
 constexpr double kTf32ARegistersEfficiency = 0.8;
+// Where the rows of B that the f16/bf16 tiles load start off a 32-byte L2 sector (B's pitch not a
+// multiple of kWsMulticast.aligned_pitch_bytes), each 128-byte row of a box touches five sectors,
+// not four; only the 128x256 ws tile's two-team clusters, which halve B's reads, keep their rate
+// (tiles.hpp: WsMulticast). The others run at about 0.75 of it: the 128x256 tile on an H200 without
+// clusters / with them 0.73 at 5000x3000x7000, 0.81-0.82 at 5120x3000x7168 and 3072x5000x2048
+// (perf notes 60); the 128x192 tile / the clustered 128x256 0.69 at 5000x3000x7000, where the
+// model without this term ranked the 128x192 tile first (perf notes 68).
+constexpr double kSectorStraddleEfficiency = 0.75;
 
 // Candidate tiles per type (CUDA). teams_per_sm: what the tile's registers and scratch allow on a
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
 // peak the tile reached where every SM is full, f16 and f32 each tile's median rate at 6144^3 and
-// 4096x12288x4096 on an H200 (bench/results/gpu-h200-zoo-row/menu, 2026-11-28; perf notes 45); the
-// TF32, f64 and i8 tiles from the H100 squares (perf notes sections 7, 14, 27, 30). The model ranks;
+// 4096x12288x4096 on an H200 (bench/results/gpu-h200-zoo-row/menu, 2026-11-28; perf notes 45; the
+// 128x192 f16 and 64x64 TF32 tiles perf notes 68); the other TF32 tiles, f64 and i8 from the H100
+// squares (perf notes sections 7, 14, 27, 30). The model ranks;
 // it need not predict rates exactly.
 const GpuTileModel kWgmmaF16[] = {
     {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.68},
-    {"bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32", 1, 0.66},  // not yet measured
+    // 0.67-0.68 measured; 0.66 keeps the 128x256 tile where both fill many waves (8192x8192x1024:
+    // 16 of 128x256 ran 2-3% faster than 21 of 128x192; perf notes 68).
+    {"bm128_bn192_bk64_tm64_tn192_ws_g8_t12_v32", 1, 0.66},
     {"bm64_bn128_bk64_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
     {"bm128_bn128_bk64_tm64_tn128_wg_g8_t8_v32", 2, 0.39},
     {"bm64_bn64_bk64_tm64_tn64_ws_g8_t8_v32", 3, 0.31},
@@ -111,7 +123,7 @@ const GpuTileModel kMmaF16[] = {
 const GpuTileModel kWgmmaTf32[] = {
     {"bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32", 1, 0.62},
     {"bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
-    {"bm64_bn64_bk32_tm64_tn64_ws_g8_t8_v32", 2, 0.40},  // not yet measured (128 registers: 2 teams/SM)
+    {"bm64_bn64_bk32_tm64_tn64_ws_g8_t8_v32", 2, 0.37},
     {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.33},
 };
 const GpuTileModel kMmaTf32[] = {
@@ -238,10 +250,18 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (splits > 1 && double(tiles) * c.bm * c.bn * partial_size > kSplitMaxPartialBytes) continue;
     const int64_t k_steps = ceil_div(ceil_div(K, splits), c.bk);
     const bool mn_major = !orders.a_k_major || !orders.b_k_major;
+    // B's rows as the f16/bf16 tiles load them, storage taken as contiguous: K apart along K, N
+    // along N; a pitch of part of a 16-byte vector is packed K-major to whole vectors first.
+    const int64_t elem = int64_t(dtype_size(in));
+    const int64_t pitch_b = orders.b_k_major || (N * elem) % 16 != 0 ? ceil_div(K * elem, 16) * 16 : N * elem;
+    const bool sixteen_bit = in == DType::f16 || in == DType::bf16;
+    const bool b_straddles = sixteen_bit && pitch_b % kWsMulticast.aligned_pitch_bytes != 0;
+    const bool clustered = c.ws && c.bm == 128 && c.bn == 256 && splits == 1 && ceil_div(M, c.bm) % 2 == 0;
     const double efficiency =
         t.efficiency *
         (c.mma && !c.wgmma && mn_major && (in == DType::f32 || in == DType::i8) ? kMmaMnMajorEfficiency : 1.0) *
-        (a_in_registers ? kTf32ARegistersEfficiency : 1.0);
+        (a_in_registers ? kTf32ARegistersEfficiency : 1.0) *
+        (b_straddles && c.mma && !clustered ? kSectorStraddleEfficiency : 1.0);
     // One team's K step with the SM full (teams_per_sm teams sharing its rate), and its store of C.
     const double step = t.teams_per_sm * 2.0 * c.bm * c.bn * c.bk / (sm_peak * efficiency);
     const double store = double(c.bm) * c.bn * (splits > 1 ? partial_size : double(dtype_size(out))) / store_per_sm;
@@ -335,7 +355,11 @@ bool model_ranks_thin_shape(DType in, Math math, int64_t M, int64_t N, OperandOr
     case DType::f16:
     case DType::bf16: return rows >= kModelThinMinRows;
     case DType::f64: return sixteen_row_class;
-    case DType::f32: return math == Math::tf32 && sixteen_row_class && long_side_k_major;
+    // TF32 also where the long operand is a B along N and A runs along K: the warp-specialised tiles
+    // run that product transposed, the long operand through registers (rank_gpu_matmul).
+    case DType::f32:
+      return math == Math::tf32 && sixteen_row_class &&
+             (long_side_k_major || (M <= N && orders.a_k_major && M <= kTf32ARegistersMaxN));
     default: return false;
   }
 }
