@@ -36,6 +36,15 @@ unset TILEKIT_BENCH_SHAPES TILEKIT_BENCH_DTYPES TILEKIT_BENCH_LAYOUT  # passed a
 # Repetitions: timed iterations = 500 GFLOP / (2MNK), clamped to [5, 100], after 2 warm-ups.
 warmup=2 min_reps=5 max_reps=100 rep_work=500
 
+# A carried folder may hold the binary compressed (scripts/dev/bench-gpu-prepare.sh: under the
+# GPU machine's 64 MiB carry limit): unpacked, with its libraries, into /tmp first.
+if [ ! -x "$bin/tilekit_bench_matmul" ] && [ -f "$bin/tilekit_bench_matmul.xz" ]; then
+  unpacked=/tmp/tilekit-bench-bin
+  mkdir -p "$unpacked"
+  cp "$bin"/lib* "$bin"/GIT_REVISION "$unpacked"/ 2>/dev/null
+  xz -dc "$bin/tilekit_bench_matmul.xz" > "$unpacked/tilekit_bench_matmul" && chmod +x "$unpacked/tilekit_bench_matmul"
+  bin=$unpacked
+fi
 [ -x "$bin/tilekit_bench_matmul" ] || { echo "bench-gpu: no $bin/tilekit_bench_matmul (run scripts/dev/gpu-build.sh there, or scripts/dev/bench-gpu-prepare.sh here and carry .carry/cuda)"; exit 1; }
 rev=$(cat "$bin/GIT_REVISION" 2>/dev/null || sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "$bin/bench/gen/git_revision.cpp" 2>/dev/null || echo unknown)
 {

@@ -3,7 +3,9 @@
 # building it there (scripts/dev/gpu-build.sh, the faster way for the cuda preset): builds the preset's
 # benchmark binary and copies it, with the shared libraries the GPU machine may lack, into
 # .carry/<preset> (ignored by git; carried to the GPU machine):
-#   tilekit_bench_matmul      the CUDA build, $ORIGIN rpath
+#   tilekit_bench_matmul.xz   the CUDA build, $ORIGIN rpath, stripped and compressed (59 MB -> 18 MB
+#                             for the cuda preset: the GPU machine takes 64 MiB with the tree);
+#                             scripts/bench-gpu.sh unpacks it into /tmp
 #   libcudart.so.*            the CUDA runtime it links (cuda11: Debian's 11.8, which the GPU machine lacks)
 #   libbenchmark.so.1debian   Google Benchmark 1.7.1 (Debian ships it as a shared library only)
 #
@@ -26,5 +28,8 @@ sed -n 's/.*tilekit_bench_git_revision = "\(.*\)";/\1/p' "build/$preset/bench/ge
 # The binary must list nothing else that the GPU machine lacks.
 missing=$(LD_LIBRARY_PATH= ldd "$dst/tilekit_bench_matmul" | grep -E "not found" || true)
 [ -z "$missing" ] || { echo "bench-gpu-prepare: unresolved libraries: $missing" >&2; exit 1; }
+strip "$dst/tilekit_bench_matmul"
+rm -f "$dst/tilekit_bench_matmul.xz"
+xz -T0 -6 "$dst/tilekit_bench_matmul"
 ls -l "$dst"
 du -sh "$dst"

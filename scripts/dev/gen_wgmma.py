@@ -75,8 +75,8 @@ out.append("// slice, g = lane / 4, t = lane % 4, the mma.sync m16n8k8 layout) a
 out.append("// form for an A stored along M, which the shared-memory form cannot read.")
 dispatch(out, "template <int N>\n"
               "__device__ inline void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b) {",
-         [(f"N == {n}", block(n, "tf32", k=8, trans=False, a_regs=True)) for n in (64, 128, 256)],
-         "N == 64 || N == 128 || N == 256", "TF32 wgmma tiles are 64 x 64, 64 x 128 or 64 x 256 per warpgroup")
+         [(f"N == {n}", block(n, "tf32", k=8, trans=False, a_regs=True)) for n in (64, 128)],
+         "N == 64 || N == 128", "TF32 wgmma tiles with A from registers are 64 x 64 or 64 x 128 per warpgroup (kTf32ARegistersMaxBN)")
 out.append("")
 out.append("// i8 (s8 x s8, i32 accumulators in the float array's registers, bit for bit): m64nNk32, both")
 out.append("// operands K-major in scratch (wgmma has no transpose for 8-bit types).")

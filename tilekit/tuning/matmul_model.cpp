@@ -232,7 +232,8 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     // The TF32 warp-specialised tiles up to kTf32ARegistersMaxBN wide read an A stored along M
     // through registers where C has up to kTf32ARegistersMaxN columns, and run a product whose B is
     // stored along N and A along K as its transpose where C has that many rows (dispatch.hpp,
-    // tf32_runs_transposed): their tiles then cover C^T.
+    // tf32_runs_transposed): their tiles then cover C^T. (The model does not see a bias, with
+    // which the launch copies such a B instead: it ranks those products as if without one.)
     const bool tf32_ws = c.ws && in == DType::f32;
     const bool registers_tile = tf32_ws && c.bn <= kTf32ARegistersMaxBN;
     const bool transposed =

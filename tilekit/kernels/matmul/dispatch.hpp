@@ -106,13 +106,14 @@ F make_functor(const MatmulProblem<TIn, TOut>& p, const MatmulConfig& cfg) {
 /// Whether a TF32 warp-specialised tile runs p as its transpose, C^T = op(B)^T op(A)^T: where
 /// op(B) is stored along N and op(A) along K, so that the transposed product's A is stored along M
 /// (its fragments go through registers: the tiles up to kTf32ARegistersMaxBN wide, products of up
-/// to kTf32ARegistersMaxN rows) and its B along K, and nothing is copied first. Not with a bias (the epilogue adds it along C's columns, which
-/// the transposed product's rows would be), nor where the options ask for packed copies.
+/// to kTf32ARegistersMaxN rows) and its B along K, and nothing is copied first. Not with a bias
+/// (the epilogue adds it along C's columns, which the transposed product's rows would be), nor
+/// where the options ask for packed copies.
 template <class Tile, class TIn, class TOut>
 bool tf32_runs_transposed(const MatmulProblem<TIn, TOut>& p, const MatmulLaunchOptions& options) {
+  const bool b_along_n = p.b.cs == 1 && p.b.rs != 1, a_along_k = p.a.cs == 1 && p.a.rs != 1;
   return Tile::tf32 && Tile::BN <= kTf32ARegistersMaxBN && p.M <= kTf32ARegistersMaxN && !options.ws_pack_mn_major &&
-         p.bias == nullptr &&
-         p.b.cs == 1 && p.b.rs != 1 && p.a.cs == 1 && p.a.rs != 1;
+         p.bias == nullptr && b_along_n && a_along_k;
 }
 
 /// The transposed product of p: C^T = op(B)^T op(A)^T (strides swapped, no copies).

@@ -63,6 +63,9 @@ __device__ inline void fence_operand(float& r) { asm volatile("" : "+f"(r)::"mem
 /// "+f" fence in between would add moves between the two views, non-wgmma instructions reading the
 /// accumulators, which make ptxas serialise the wgmmas, C7514).
 __device__ inline void fence_operand_bits(float& r) { asm volatile("" : "+r"(reinterpret_cast<int&>(r))::"memory"); }
+/// The same for a register an asynchronous MMA reads (a TF32 A fragment): kept, unchanged, until the
+/// fence after the wait that retires that MMA.
+__device__ inline void fence_operand_u32(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 __device__ inline void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 #endif
 
@@ -173,10 +176,6 @@ __device__ inline void wgmma_step_tf32(float (&acc)[BN / 2], const uint16_t* As,
     wgmma_m64k8_tf32<BN>(acc, wgmma_descriptor(As + ks * 16, 16, kSBO), wgmma_descriptor(Bs + ks * 16, 16, kSBO));
   wgmma_commit();
 }
-
-/// Pins a register that an asynchronous MMA reads (an A fragment): the compiler must keep it, unchanged,
-/// until the fence after the wait that retires that MMA.
-__device__ inline void fence_operand_u32(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
 /// One warpgroup's A fragment of k8 slice ks of a TF32 K step, from an A stored along M (the
 /// warp-specialised TF32 tiles with A from registers): As holds its 64 rows as two blocks of
