@@ -103,9 +103,9 @@ constexpr double kSectorStraddleEfficiency = 0.75;
 // Hopper (227 KB of scratch, 64K registers); efficiency: the steady-state fraction of the type's
 // peak the tile reached where every SM is full, f16 and f32 each tile's median rate at 6144^3 and
 // 4096x12288x4096 on an H200 (bench/results/gpu-h200-zoo-row/menu, 2026-11-28; perf notes 45; the
-// 128x192 f16 and 64x64 TF32 tiles perf notes 68); the other TF32 tiles, f64 and i8 from the H100
-// squares (perf notes sections 7, 14, 27, 30). The model ranks;
-// it need not predict rates exactly.
+// 128x192 f16 and the TF32 ws tiles, measured along K in the zoo, perf notes 68: 128x256 0.65-0.69,
+// 64x128 0.54-0.55, 64x64 0.36-0.37); f64 and i8 from the H100 squares (perf notes sections 7, 14,
+// 27, 30). The model ranks; it need not predict rates exactly.
 const GpuTileModel kWgmmaF16[] = {
     {"bm128_bn256_bk64_tm64_tn256_ws_g8_t12_v32", 1, 0.68},
     // 0.67-0.68 measured; 0.66 keeps the 128x256 tile where both fill many waves (8192x8192x1024:
@@ -121,8 +121,8 @@ const GpuTileModel kMmaF16[] = {
     {"bm64_bn64_bk32_tm32_tn32_tc_g8_t4_v32", 2, 0.16},
 };
 const GpuTileModel kWgmmaTf32[] = {
-    {"bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32", 1, 0.62},
-    {"bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32", 2, 0.52},
+    {"bm128_bn256_bk32_tm64_tn256_ws_g8_t12_v32", 1, 0.68},
+    {"bm64_bn128_bk32_tm64_tn128_ws_g8_t8_v32", 2, 0.55},
     {"bm64_bn64_bk32_tm64_tn64_ws_g8_t8_v32", 2, 0.37},
     {"bm128_bn128_bk32_tm64_tn64_tc_g8_t4_v32", 1, 0.33},
 };
@@ -168,7 +168,7 @@ std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
 }
 
 /// a, and each of its tiles that split K once more per split count from 2 to kMaxKSplits (tiles.hpp:
-/// WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns; MmaFragTileShape::split_k,
+/// WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns and the TF32 64x64 one; MmaFragTileShape::split_k,
 /// every f64 / TF32 / i8 mma.sync tile; SimtWarpTileShape::split_k, the SIMT tiles of several teams
 /// an SM).
 template <std::size_t N>
@@ -178,7 +178,8 @@ std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
     MatmulConfig c;
     std::string why;
     if (!MatmulConfig::parse(t.config, c, why)) throw std::logic_error(why);
-    if ((!c.mma && t.teams_per_sm < 2) || (c.ws && c.bn < 128) || (c.wgmma && !c.ws)) continue;
+    const bool tf32_ws = c.ws && c.bk == 32;  // BK = 32: the TF32 ws tiles (tiles.hpp: WgmmaTileShape)
+    if ((!c.mma && t.teams_per_sm < 2) || (c.ws && !ws_tile_splits_k(c.bn, tf32_ws)) || (c.wgmma && !c.ws)) continue;
     for (int s = 2; s <= kMaxKSplits; ++s) {
       GpuTileModel split = t;
       split.k_splits = s;

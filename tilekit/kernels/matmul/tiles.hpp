@@ -122,6 +122,11 @@ struct MmaTileShape {
 /// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
 /// since a K step is one 128-byte swizzle row whatever the element size. I8 (warp-specialised only):
 /// i8 inputs, i32 accumulators, wgmma.m64nBNk32.s32.s8.s8; BK = 128.
+/// Which warp-specialised tiles may split K: those of 128 or more columns, and the TF32 ones of 64,
+/// which run the decode shapes' transposed product (16-64 columns of C^T over a few tiles of 64 rows:
+/// 32x4096x4096 is 64 of them for 132 SMs).
+constexpr bool ws_tile_splits_k(int bn, bool tf32) { return bn >= 128 || tf32; }
+
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false,
           bool I8_ = false>
 struct WgmmaTileShape {
@@ -136,10 +141,10 @@ struct WgmmaTileShape {
   static constexpr TileKernel kernel = WS_ ? TileKernel::wgmma_ws_sm90 : TileKernel::wgmma_sm90;
   static constexpr bool tf32 = TF32_;
   static constexpr bool i8 = I8_;
-  /// May split K (MatmulConfig::k_splits): the warp-specialised tiles of 128 or 256 columns, whose
+  /// May split K (MatmulConfig::k_splits; ws_tile_splits_k): the warp-specialised tiles whose
   /// partial sums (f32; i32 for i8) a second kernel adds (launch_wgmma_ws_split_k), for deep K over
   /// few tiles of C.
-  static constexpr bool split_k = WS_ && BN_ >= 128;
+  static constexpr bool split_k = WS_ && ws_tile_splits_k(BN_, TF32_);
   static constexpr bool runs(DType in) {
     return I8_ ? in == DType::i8 : TF32_ ? in == DType::f32 : in == DType::f16 || in == DType::bf16;
   }
