@@ -901,7 +901,9 @@ TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedTh
     if (a.config.ws && a.config.bn <= kTf32ARegistersMaxBN) {
       ++ws;
       EXPECT_GT(seconds(wide_a, name), k_major) << name;  // A through registers
-      EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
+      // ... for less than the copy would cost (kTf32ARegistersMaxN) as the tiles run unsplit: split
+      // many ways, the 64x64 tile runs long enough that a fifth of its time exceeds the copy.
+      if (a.config.k_splits == 1) EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
       EXPECT_DOUBLE_EQ(seconds(tall_b, name), seconds(wide_a, name)) << name;  // the transposed product
       EXPECT_NEAR(seconds(wide_both, name) - seconds(wide_a, name), copy_s(4096, few), 1e-9) << name;
       EXPECT_NEAR(seconds(tall_a, name) - k_major_tall, copy_s(few, 4096), 1e-9) << name;  // many columns: copied
