@@ -115,6 +115,11 @@ struct MmaTileShape {
   }
 };
 
+/// Which warp-specialised tiles may split K: those of 128 or more columns, and the TF32 ones of 64,
+/// which run the decode shapes' transposed product (16-64 columns of C^T over a few tiles of 64 rows:
+/// 32x4096x4096 is 64 of them for 132 SMs).
+constexpr bool ws_tile_splits_k(int bn, bool tf32) { return bn >= 128 || tf32; }
+
 /// A Hopper warpgroup-MMA tile (sm_90a builds on compute capability 9.0; f16 and bf16 inputs): a
 /// team of BM / 64 warpgroups (4 warps each) computes a BM x BN tile of C, each warpgroup 64 rows
 /// x BN columns with wgmma.m64nBNk16 from swizzled scratch; STAGES K steps of BK = 64 in scratch.
@@ -122,11 +127,6 @@ struct MmaTileShape {
 /// TF32 (warp-specialised only): f32 inputs with TF32 math (the opt-in), wgmma.m64nBNk8; BK = 32,
 /// since a K step is one 128-byte swizzle row whatever the element size. I8 (warp-specialised only):
 /// i8 inputs, i32 accumulators, wgmma.m64nBNk32.s32.s8.s8; BK = 128.
-/// Which warp-specialised tiles may split K: those of 128 or more columns, and the TF32 ones of 64,
-/// which run the decode shapes' transposed product (16-64 columns of C^T over a few tiles of 64 rows:
-/// 32x4096x4096 is 64 of them for 132 SMs).
-constexpr bool ws_tile_splits_k(int bn, bool tf32) { return bn >= 128 || tf32; }
-
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_TEAMS_ = 1, bool WS_ = false, bool TF32_ = false,
           bool I8_ = false>
 struct WgmmaTileShape {
@@ -355,8 +355,9 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // ... and at 64x128 (one consumer warpgroup, 97 KB, 2 teams/SM) for sizes
                                  // whose 128x256 tiles leave SMs idle
                                  WgmmaTileShape<64, 128, 32, 4, 2, true, true>,
-                                 // ... and at 64x64 (64 KB, up to 3 teams/SM) for the decode shapes run as
-                                 // the transposed product (16-64 columns of C^T: half the 64x128 tile idle)
+                                 // ... and at 64x64 (64 KB; 128 registers a thread: 2 teams/SM) for the decode
+                                 // shapes run as the transposed product (16-64 columns of C^T: half the
+                                 // 64x128 tile idle)
                                  WgmmaTileShape<64, 64, 32, 4, 2, true, true>,
                                  // i8 on s8 warpgroup MMA (i32 accumulators), the same kernel: BK = 128,
                                  // 193 KB and 97 KB; operands that are not K-major are packed first
