@@ -168,9 +168,9 @@ std::vector<GpuTileModel> list(const GpuTileModel (&a)[N]) {
 }
 
 /// a, and each of its tiles that split K once more per split count from 2 to kMaxKSplits (tiles.hpp:
-/// WgmmaTileShape::split_k, the warp-specialised tiles of 128 or 256 columns and the TF32 64x64 one; MmaFragTileShape::split_k,
-/// every f64 / TF32 / i8 mma.sync tile; SimtWarpTileShape::split_k, the SIMT tiles of several teams
-/// an SM).
+/// WgmmaTileShape::split_k, the warp-specialised tiles of 128 to 256 columns and the TF32 64x64 one;
+/// MmaFragTileShape::split_k, every f64 / TF32 / i8 mma.sync tile; SimtWarpTileShape::split_k, the
+/// SIMT tiles of several teams an SM).
 template <std::size_t N>
 std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
   std::vector<GpuTileModel> out = list(a);
@@ -179,7 +179,8 @@ std::vector<GpuTileModel> with_splits(const GpuTileModel (&a)[N]) {
     std::string why;
     if (!MatmulConfig::parse(t.config, c, why)) throw std::logic_error(why);
     const bool tf32_ws = c.ws && c.bk == 32;  // BK = 32: the TF32 ws tiles (tiles.hpp: WgmmaTileShape)
-    if ((!c.mma && t.teams_per_sm < 2) || (c.ws && !ws_tile_splits_k(c.bn, tf32_ws)) || (c.wgmma && !c.ws)) continue;
+    const bool splits_k = c.ws ? ws_tile_splits_k(c.bn, tf32_ws) : c.mma ? !c.wgmma : t.teams_per_sm >= 2;
+    if (!splits_k) continue;
     for (int s = 2; s <= kMaxKSplits; ++s) {
       GpuTileModel split = t;
       split.k_splits = s;
