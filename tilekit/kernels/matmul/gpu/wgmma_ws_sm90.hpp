@@ -752,17 +752,23 @@ std::size_t bound_ws_drift(F& f, int league, int tiles, void* stream, const Matm
 /// (acquire_tensor_map_slot): Kokkos passes kernel arguments by value, not as __grid_constant__, so
 /// a map inside the functor would have no global address.
 #if defined(KOKKOS_ENABLE_CUDA)
+/// The kernel Kokkos launches for a TeamPolicy parallel_for of functor F:
+/// Kokkos::Impl::CudaParallelLaunch names it (the same template in Kokkos 3.4 and 4.x).
+template <class F>
+const void* kokkos_kernel_of() {
+  using Policy = typename F::policy_type;
+  using Driver = Kokkos::Impl::ParallelFor<F, Policy, Kokkos::Cuda>;
+  using Launch = Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>;
+  return reinterpret_cast<const void*>(Launch::get_kernel_func());
+}
+
 /// Makes the kernel that Kokkos launches for functor FC run in clusters of 2 teams: a Kokkos launch
-/// sets no cluster dimensions, but a kernel's required cluster size is a function attribute, and
-/// Kokkos::Impl::CudaParallelLaunch names the kernel behind a TeamPolicy parallel_for (the same
-/// template in Kokkos 3.4 and 4.x). Once per type; "" or why not.
+/// sets no cluster dimensions, but a kernel's required cluster size is a function attribute.
+/// Once per type; "" or why not.
 template <class FC>
 std::string require_cluster_of_two() {
   static const std::string why = [] {
-    using Policy = typename FC::policy_type;
-    using Driver = Kokkos::Impl::ParallelFor<FC, Policy, Kokkos::Cuda>;
-    using Launch = Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>;
-    const void* kernel = reinterpret_cast<const void*>(Launch::get_kernel_func());
+    const void* kernel = kokkos_kernel_of<FC>();
     const std::pair<cudaFuncAttribute, int> dims[] = {{cudaFuncAttributeRequiredClusterWidth, 2},
                                                       {cudaFuncAttributeRequiredClusterHeight, 1},
                                                       {cudaFuncAttributeRequiredClusterDepth, 1}};
@@ -789,10 +795,7 @@ int resident_teams_per_sm() {
 #if defined(KOKKOS_ENABLE_CUDA)
   static int teams = 0;  // (a failed query is asked again at the next launch)
   if (teams > 0) return teams;
-  using Policy = typename F::policy_type;
-  using Driver = Kokkos::Impl::ParallelFor<F, Policy, Kokkos::Cuda>;
-  using Launch = Kokkos::Impl::CudaParallelLaunch<Driver, typename Policy::launch_bounds>;
-  const void* kernel = reinterpret_cast<const void*>(Launch::get_kernel_func());
+  const void* kernel = kokkos_kernel_of<F>();
   const int dynamic = int(F::scratch_bytes() + 1024);
   int n = 0;
   // Above 48 KB of dynamic shared memory the calculator counts only kernels allowed that much.
