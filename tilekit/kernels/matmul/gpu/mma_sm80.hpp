@@ -136,6 +136,56 @@ KOKKOS_INLINE_FUNCTION void stage_tile(S* dst, const TIn* src, int64_t row_strid
   }
 }
 
+/// stage_tile's chunked copies for a run of whole steps: each step's tile lies `step` elements after
+/// the last one's and the steps never reach the K edge, so the thread's chunk addresses and which of
+/// its chunks lie inside the matrix (the M or N edge) are worked out once per tile, and a step costs
+/// one address add and the copy a chunk. (stage_tile's per-step index arithmetic and 64-bit selects
+/// took about ten instructions a chunk, half the issue slots of an f64 DMMA step: perf notes 70.)
+/// kApplies: the thread-to-chunk map of stage_tile's fast branch exists for this R x C tile.
+template <int R, int C, int THREADS, class TIn>
+struct ChunkStager {
+  static constexpr int kChunkElems = 16 / int(sizeof(TIn));
+  static constexpr int kChunksPerRow = C / kChunkElems;
+  static constexpr bool kApplies =
+      C % kChunkElems == 0 && THREADS % kChunksPerRow == 0 && (R * kChunksPerRow) % THREADS == 0;
+  static constexpr int kRowStep = kApplies ? THREADS / kChunksPerRow : 1;
+  static constexpr int kChunks = kApplies ? R * kChunksPerRow / THREADS : 0;
+  static_assert(kChunks <= 32, "one validity bit a chunk");
+
+  const TIn* next = nullptr;  ///< the thread's first chunk in the next step
+  int dst0 = 0;               ///< its place in the stage buffer
+  uint32_t inside = 0;        ///< bit i: chunk i lies inside the matrix
+
+  /// src: the tile of the first step (its element (0, 0)); rows_left / cols_left: the valid extent
+  /// of every step (along K, a whole step's own extent). offset: the staged layout, linear in the row.
+  template <class Offset>
+  KOKKOS_INLINE_FUNCTION void init(const TIn* src, int64_t row_stride, int64_t rows_left, int64_t cols_left,
+                                   int tid, Offset offset) {
+    if constexpr (kApplies) {
+      const int r0 = tid / kChunksPerRow, c = (tid % kChunksPerRow) * kChunkElems;
+      next = src + r0 * row_stride + c;
+      dst0 = offset(r0, c);
+      inside = 0;
+      for (int i = 0; i < kChunks; ++i)
+        if (c < cols_left && r0 + i * kRowStep < rows_left) inside |= 1u << i;
+    } else {
+      (void)src, (void)row_stride, (void)rows_left, (void)cols_left, (void)tid, (void)offset;
+    }
+  }
+
+#if defined(TILEKIT_SM80_DEVICE)
+  /// The next step's tile into dst (chunks outside the matrix zero-filled, no bytes read); the one
+  /// after it lies `step` elements further on.
+  template <class S, class Offset>
+  __device__ void copy_next(S* dst, int64_t row_stride, int64_t step, Offset offset) {
+    TILEKIT_UNROLL
+    for (int i = 0; i < kChunks; ++i)
+      cp_async16(dst + dst0 + offset(i * kRowStep, 0), next + i * kRowStep * row_stride, (inside >> i) & 1 ? 16 : 0);
+    next += step;
+  }
+#endif
+};
+
 /// swizzled_offset<C> as a callable, for stage_tile.
 template <int C>
 struct SwizzledOffset {

@@ -298,94 +298,143 @@ struct Sm80MmaF64Tf32I8Matmul {
       if constexpr (SPLIT_K) ktiles = (k_end - k_first + BK - 1) / BK;
       else ktiles = (p.K + BK - 1) / BK;
 
-      auto stage = [&](int64_t kt, int buf) {
+      // Whole steps of chunked operands go through a ChunkStager (addresses and M/N-edge masks worked
+      // out once); the step that reaches the team's K end, and operands not in 16-byte chunks, through
+      // stage_tile.
+      using AStager = std::conditional_t<A_K, ChunkStager<BM, BK, kThreads, TIn>, ChunkStager<BK, BM, kThreads, TIn>>;
+      using BStager = std::conditional_t<!B_N, ChunkStager<BN, BK, kThreads, TIn>, ChunkStager<BK, BN, kThreads, TIn>>;
+      const bool a_fast = AStager::kApplies && a_chunked, b_fast = BStager::kApplies && b_chunked;
+      AStager a_st;
+      BStager b_st;
+      if constexpr (A_K) a_st.init(a.data + m0 * a.rs + k_first * a.cs, a.rs, p.M - m0, BK, tid, PaddedOffset<kPitchK>{});
+      else a_st.init(a.data + k_first * a.cs + m0 * a.rs, a.cs, BK, p.M - m0, tid, PaddedOffset<kPitchAM>{});
+      if constexpr (!B_N) b_st.init(b.data + n0 * b.cs + k_first * b.rs, b.cs, p.N - n0, BK, tid, PaddedOffset<kPitchK>{});
+      else b_st.init(b.data + k_first * b.rs + n0 * b.cs, b.rs, BK, p.N - n0, tid, PaddedOffset<kPitchBN>{});
+
+      auto stage = [&](int64_t kt, int buf) {  // called for kt = 0, 1, 2, ... in turn
         TIn* As = smem + buf * kStageElems;
         TIn* Bs = As + kAElems;
         int64_t k0, k_rest;  // first K value of the step, K values from there to the team's end
         if constexpr (SPLIT_K) k0 = k_first + kt * BK, k_rest = k_end - k0;
         else k0 = kt * BK, k_rest = p.K - k0;
-        if constexpr (A_K)  // [BM][kPitchK]
-          stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, k_rest,
-                                       a_chunked, tid, PaddedOffset<kPitchK>{});
-        else  // [BK][kPitchAM]
-          stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, k_rest, p.M - m0,
-                                       a_chunked, tid, PaddedOffset<kPitchAM>{});
-        if constexpr (!B_N)  // [BN][kPitchK]
-          stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, k_rest,
-                                       b_chunked, tid, PaddedOffset<kPitchK>{});
-        else  // [BK][kPitchBN]
-          stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, k_rest, p.N - n0,
-                                       b_chunked, tid, PaddedOffset<kPitchBN>{});
+        const bool whole = k_rest >= BK;
+        if constexpr (A_K) {  // [BM][kPitchK]
+          if (a_fast && whole) a_st.copy_next(As, a.rs, BK * a.cs, PaddedOffset<kPitchK>{});
+          else
+            stage_tile<BM, BK, kThreads>(As, a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, p.M - m0, k_rest,
+                                         a_chunked, tid, PaddedOffset<kPitchK>{});
+        } else {  // [BK][kPitchAM]
+          if (a_fast && whole) a_st.copy_next(As, a.cs, BK * a.cs, PaddedOffset<kPitchAM>{});
+          else
+            stage_tile<BK, BM, kThreads>(As, a.data + k0 * a.cs + m0 * a.rs, a.cs, a.rs, k_rest, p.M - m0,
+                                         a_chunked, tid, PaddedOffset<kPitchAM>{});
+        }
+        if constexpr (!B_N) {  // [BN][kPitchK]
+          if (b_fast && whole) b_st.copy_next(Bs, b.cs, BK * b.rs, PaddedOffset<kPitchK>{});
+          else
+            stage_tile<BN, BK, kThreads>(Bs, b.data + n0 * b.cs + k0 * b.rs, b.cs, b.rs, p.N - n0, k_rest,
+                                         b_chunked, tid, PaddedOffset<kPitchK>{});
+        } else {  // [BK][kPitchBN]
+          if (b_fast && whole) b_st.copy_next(Bs, b.rs, BK * b.rs, PaddedOffset<kPitchBN>{});
+          else
+            stage_tile<BK, BN, kThreads>(Bs, b.data + k0 * b.rs + n0 * b.cs, b.rs, b.cs, k_rest, p.N - n0,
+                                         b_chunked, tid, PaddedOffset<kPitchBN>{});
+        }
+      };
+
+      // Unit (row r, K unit ku) of a staged operand: one load, or (i8 staged along M or N) the bytes
+      // of K rows 4 ku .. 4 ku + 3 packed low to high.
+      auto mn_unit = [&](const TIn* at, int pitch) -> unit {
+        if constexpr (kGatherMN) {
+          const uint8_t* b8 = reinterpret_cast<const uint8_t*>(at);
+          return uint32_t(b8[0]) | uint32_t(b8[pitch]) << 8 | uint32_t(b8[2 * pitch]) << 16 |
+                 uint32_t(b8[3 * pitch]) << 24;
+        } else {
+          (void)pitch;
+          return *reinterpret_cast<const unit*>(at);
+        }
+      };
+      // The fragments of m16 block i (A) or n8 block j (B) for slice ks of the step in buffer bf.
+      auto load_a = [&](unit (&f)[4], int bf, int ks, int i) {
+        const TIn* As = smem + bf * kStageElems;
+        const int ku0 = ks * (Atom::K / EPU);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int r = wm * WM + i * 16 + g + 8 * (u % 2), ku = ku0 + t + 4 * (u / 2);
+          if constexpr (a_kmajor) f[u] = *reinterpret_cast<const unit*>(As + r * kPitchK + ku * EPU);
+          else f[u] = mn_unit(As + ku * EPU * kPitchAM + r, kPitchAM);
+          if constexpr (std::is_same<TIn, float>::value) f[u] = Atom::prepare(f[u]);  // round to tf32
+        }
+      };
+      auto load_b = [&](unit (&f)[2], int bf, int ks, int j) {
+        const TIn* Bs = smem + bf * kStageElems + kAElems;
+        const int ku0 = ks * (Atom::K / EPU);
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const int c = wn * WN + j * 8 + g, ku = ku0 + t + 4 * u;
+          if constexpr (b_kmajor) f[u] = *reinterpret_cast<const unit*>(Bs + c * kPitchK + ku * EPU);
+          else f[u] = mn_unit(Bs + ku * EPU * kPitchBN + c, kPitchBN);
+          if constexpr (std::is_same<TIn, float>::value) f[u] = Atom::prepare(f[u]);
+        }
       };
 
       // Prologue: STAGES-1 steps in flight; every thread commits one group per step, empty or not,
-      // so that wait_group<STAGES-2> always means "step kt has landed".
+      // so that wait_group<STAGES-2> always means "the next step has landed". Then the first slice's
+      // fragments, and the last free buffer filled.
 #pragma unroll
       for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ktiles) stage(s, s);
         cp_async_commit();
       }
-      int buf = 0;            // stage buffer of step kt
-      int fill = STAGES - 1;  // stage buffer of step kt + STAGES - 1
-      for (int64_t kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<STAGES - 2>();  // this thread's copies of step kt are in scratch
-        // Everyone's copies (and element stores) of step kt are in, and everyone is done with step
-        // kt - 1, whose buffer the next line refills.
-        team.team_barrier();
-        if (kt + STAGES - 1 < ktiles) stage(kt + STAGES - 1, fill);
-        cp_async_commit();
+      cp_async_wait<STAGES - 2>();  // this thread's copies of step 0
+      team.team_barrier();          // everyone's
+      if (STAGES - 1 < ktiles) stage(STAGES - 1, STAGES - 1);
+      cp_async_commit();
+      unit fa[MI][4], fb[NI][2];
+      if (ktiles > 0) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i) load_a(fa[i], 0, 0, i);
+#pragma unroll
+        for (int j = 0; j < NI; ++j) load_b(fb[j], 0, 0, j);
+      }
 
-        const TIn* As = smem + buf * kStageElems;
-        const TIn* Bs = As + kAElems;
-        // Unit (row r, K unit ku) of a staged operand: one load, or (i8 staged along M or N) the
-        // bytes of K rows 4 ku .. 4 ku + 3 packed low to high.
-        auto mn_unit = [&](const TIn* at, int pitch) -> unit {
-          if constexpr (kGatherMN) {
-            const uint8_t* b8 = reinterpret_cast<const uint8_t*>(at);
-            return uint32_t(b8[0]) | uint32_t(b8[pitch]) << 8 | uint32_t(b8[2 * pitch]) << 16 |
-                   uint32_t(b8[3 * pitch]) << 24;
-          } else {
-            (void)pitch;
-            return *reinterpret_cast<const unit*>(at);
+      // The main loop, software-pipelined in the registers (the order cuBLAS's DGEMM kernel has on
+      // sm_90, perf notes 70): m16 block i's A fragments for the next slice are read as soon as
+      // block i's MMAs of this slice are issued, and B's during the last block's MMAs, so the reads'
+      // latency hides behind MMAs of the same warp. The step's one barrier comes in its last slice
+      // after block 0's MMAs (those keep the pipe busy while the warp waits): past it, step kt + 1
+      // has landed for everyone, and everyone is done reading step kt, whose buffer is refilled with
+      // step kt + STAGES.
+      constexpr int KS = BK / Atom::K;  // atom-deep slices a step
+      int buf = 0;  // stage buffer of step kt
+      for (int64_t kt = 0; kt < ktiles; ++kt) {
+        const int next_buf = buf + 1 == STAGES ? 0 : buf + 1;
+        const bool more = kt + 1 < ktiles;
+#pragma unroll
+        for (int ks = 0; ks < KS; ++ks) {
+          const bool last = ks == KS - 1;
+          const int nb = last ? next_buf : buf, nks = last ? 0 : ks + 1;  // the next slice
+#pragma unroll
+          for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int j = 0; j < NI; ++j) {
+              Atom::mma(acc[i][j], fa[i], fb[j]);
+              // (with one block, the last slice's B reads wait for the barrier below)
+              if (i == MI - 1 && !(last && MI == 1) && (!last || more)) load_b(fb[j], nb, nks, j);
+            }
+            if (last && i == 0) {
+              cp_async_wait<STAGES - 2>();  // this thread's copies of step kt + 1
+              team.team_barrier();
+              if (kt + STAGES < ktiles) stage(kt + STAGES, buf);
+              cp_async_commit();
+              if (MI == 1 && more)
+#pragma unroll
+                for (int j = 0; j < NI; ++j) load_b(fb[j], nb, nks, j);
+            }
+            if (!last || more) load_a(fa[i], nb, nks, i);
           }
-        };
-        auto a_unit = [&](int r, int ku) -> unit {
-          if constexpr (a_kmajor) return *reinterpret_cast<const unit*>(As + r * kPitchK + ku * EPU);
-          else return mn_unit(As + ku * EPU * kPitchAM + r, kPitchAM);
-        };
-        auto b_unit = [&](int ku, int c) -> unit {
-          if constexpr (b_kmajor) return *reinterpret_cast<const unit*>(Bs + c * kPitchK + ku * EPU);
-          else return mn_unit(Bs + ku * EPU * kPitchBN + c, kPitchBN);
-        };
-#pragma unroll
-        for (int ks = 0; ks < BK / Atom::K; ++ks) {  // atom-deep slices of the staged step
-          const int ku0 = ks * (Atom::K / EPU);
-          unit fa[MI][4], fb[NI][2];
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int u = 0; u < 4; ++u) fa[i][u] = a_unit(wm * WM + i * 16 + g + 8 * (u % 2), ku0 + t + 4 * (u / 2));
-#pragma unroll
-          for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int u = 0; u < 2; ++u) fb[j][u] = b_unit(ku0 + t + 4 * u, wn * WN + j * 8 + g);
-          if constexpr (std::is_same<TIn, float>::value) {  // round to tf32
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-              for (int u = 0; u < 4; ++u) fa[i][u] = Atom::prepare(fa[i][u]);
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-              for (int u = 0; u < 2; ++u) fb[j][u] = Atom::prepare(fb[j][u]);
-          }
-#pragma unroll
-          for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
         }
-        buf = buf + 1 == STAGES ? 0 : buf + 1;
-        fill = fill + 1 == STAGES ? 0 : fill + 1;
+        buf = next_buf;
       }
       cp_async_wait<0>();
 
