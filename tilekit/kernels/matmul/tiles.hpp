@@ -367,8 +367,12 @@ using CudaMatmulTiles = TileList<TileShape<128, 128, 8, 8, 8>, TileShape<128, 64
                                  // 128x128 tiles lost or tied on the H100: docs/perf-notes.md section 7);
                                  // the 64x64 tile 32 deep (108 KB, 2 teams/SM), 8% ahead of the 16-deep one,
                                  // and a 64x128 one (92 KB, 2 teams/SM) for the model's small-M shapes
-                                 // (section 65; the 16-deep 64x64 tile stays for tuned results that name it)
+                                 // (section 65; the 16-deep 64x64 tile stays for tuned results that name it);
+                                 // a 16-row one (4 warps of 16 x 32, 4 stages of 19 KB, 2 teams/SM) for the
+                                 // decode shapes, where a 64-row tile multiplies three rows of zeros for each
+                                 // row of A (section 70)
                                  MmaFragTileShape<double, 64, 64, 16, 32, 32, 4, 2>,
+                                 MmaFragTileShape<double, 16, 128, 16, 16, 32, 4, 2>,
                                  MmaFragTileShape<double, 128, 64, 16, 64, 32, 3, 1>,
                                  MmaFragTileShape<double, 64, 64, 32, 32, 32, 3, 2>,
                                  MmaFragTileShape<double, 64, 128, 16, 32, 64, 3, 2>,
