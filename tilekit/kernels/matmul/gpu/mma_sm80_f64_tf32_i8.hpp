@@ -7,11 +7,11 @@
 //
 //   league  : one team per BM x BN tile of C, grouped order (GROUP_M tile-rows per group)
 //   kt      : K in steps of BK; STAGES-1 steps are in flight (cp.async) while the warps multiply
-//             step kt; one barrier per step
+//             step kt; one barrier per step, inside its last slice
 //   warp    : each warp owns a WM x WN block of C: (WM/16) x (WN/8) m16n8 accumulators
 //   ks      : BK in atom-deep slices (MmaAtom::K: 8 for f64 and tf32, 32 for i8); per slice each
-//             thread loads 4 A and 2 B fragment units per m16 / n8 block from scratch, then issues
-//             (WM/16) x (WN/8) MMAs
+//             thread issues (WM/16) x (WN/8) MMAs from fragments in registers, and reads the next
+//             slice's 4 A and 2 B fragment units per m16 / n8 block behind them
 //
 // Fragment units: every atom here gives a thread the A units (g + 8 (u % 2), t + 4 (u / 2)), u < 4,
 // and the B units (t + 4 u, g), u < 2 (g = lane / 4, t = lane % 4; the second index counts units
