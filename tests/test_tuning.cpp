@@ -785,6 +785,18 @@ TEST(MatmulModel, KeepsTheTunedWinnersAtTheSquaresAndFillsTheSmsElsewhere) {
                   .config.name(),
               "bm128_bn64_bk16_tm64_tn32_tc_g8_t4_v32")
         << s[0] << "x" << s[1] << "x" << s[2];
+  // ... and the 16-row DMMA tile where A has up to 32 rows (a 64-row tile would multiply three rows
+  // of zeros for each row of A), not from 64 rows on, where it runs at half the larger tiles' rate.
+  const auto f64_pick = [&](int64_t M, int64_t N, int64_t K) {
+    return rank_gpu_matmul(gpu_model_candidates(DType::f64, Math::ieee, true, 90), DType::f64, DType::f64, M, N, K,
+                           h100_f64)
+        .front()
+        .config;
+  };
+  for (const auto& s : {std::array<int64_t, 3>{16, 12288, 4096}, {32, 4096, 4096}})
+    EXPECT_EQ(f64_pick(s[0], s[1], s[2]).bm, 16) << s[0] << "x" << s[1] << "x" << s[2];
+  for (const auto& s : {std::array<int64_t, 3>{64, 11008, 4096}, {128, 4096, 11008}, {2048, 2048, 2048}})
+    EXPECT_GE(f64_pick(s[0], s[1], s[2]).bm, 64) << s[0] << "x" << s[1] << "x" << s[2];
   // i8 on Hopper: the s8 warpgroup-MMA tile; without sm_90a code the IMMA tiles.
   EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096), "bm128_bn256_bk128_tm64_tn256_ws_g8_t12_v32");
   EXPECT_EQ(model_pick(DType::i8, 4096, 4096, 4096, Math::ieee, false), "bm128_bn128_bk64_tm64_tn64_tc_g8_t4_v32");
@@ -903,7 +915,9 @@ TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedTh
       EXPECT_GT(seconds(wide_a, name), k_major) << name;  // A through registers
       // ... for less than the copy would cost (kTf32ARegistersMaxN) as the tiles run unsplit: split
       // many ways, the 64x64 tile runs long enough that a fifth of its time exceeds the copy.
-      if (a.config.k_splits == 1) EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
+      if (a.config.k_splits == 1) {
+        EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
+      }
       EXPECT_DOUBLE_EQ(seconds(tall_b, name), seconds(wide_a, name)) << name;  // the transposed product
       EXPECT_NEAR(seconds(wide_both, name) - seconds(wide_a, name), copy_s(4096, few), 1e-9) << name;
       EXPECT_NEAR(seconds(tall_a, name) - k_major_tall, copy_s(few, 4096), 1e-9) << name;  // many columns: copied
