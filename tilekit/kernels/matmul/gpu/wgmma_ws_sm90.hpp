@@ -133,8 +133,12 @@ __device__ inline void tma_store_2d(const void* tensor_map, const void* src, int
                : "memory");
 }
 __device__ inline void bulk_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until this thread's committed bulk stores have read their scratch (it may be written again).
-__device__ inline void bulk_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/// Waits until all but the PENDING most recent of this thread's committed bulk stores have read their
+/// scratch (it may be written again).
+template <int PENDING>
+__device__ inline void bulk_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+}
 /// Waits until this thread's committed bulk stores are complete.
 __device__ inline void bulk_store_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /// This team's rank in its cluster.
@@ -458,9 +462,12 @@ struct Sm90WgmmaWsMatmul {
     }
   }
 
+  /// Consumer c's K steps of one tile. With keep_last, the tile's last stage buffer stays the
+  /// consumer's: the epilogue stores C through its rows of A there (store_tile_through_tma) and gives
+  /// it back itself.
   template <bool A_K, bool B_N>
   __device__ void consume(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c, int64_t ktiles,
-                          int64_t& step, float (&acc)[BN / 2]) const {
+                          int64_t& step, float (&acc)[BN / 2], bool keep_last) const {
     for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
       const int s = int(step % STAGES);
       mbarrier_wait(&full[s], uint32_t((step / STAGES) & 1));
@@ -481,7 +488,7 @@ struct Sm90WgmmaWsMatmul {
     }
     wgmma_wait<0>();
     fence_accumulators(acc);
-    if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
+    if (ktiles > 0 && !keep_last) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
 
   /// consume() for TF32 with A stored along M: the warpgroup loads its A fragments from the stage
@@ -494,7 +501,7 @@ struct Sm90WgmmaWsMatmul {
   /// (wait_group 0) ran the tile at about 190 TFLOP/s where its K-major form runs 290 (perf notes 67).
   __device__ void consume_tf32_a_in_registers(const uint16_t* smem, uint64_t* full, uint64_t* empty, int c,
                                               int64_t ktiles, int64_t& step, float (&acc)[BN / 2],
-                                              int tid_in_wg) const {
+                                              int tid_in_wg, bool keep_last) const {
     constexpr int kSBO = 1024;
     uint32_t a[16] = {};
     for (int64_t kt = 0; kt < ktiles; ++kt, ++step) {
@@ -527,35 +534,62 @@ struct Sm90WgmmaWsMatmul {
     fence_accumulators(acc);
 #pragma unroll
     for (int v = 0; v < 16; ++v) fence_operand_u32(a[v]);
-    if (ktiles > 0) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
+    if (ktiles > 0 && !keep_last) release_stage(empty, int((step - 1) % STAGES));  // the tile's last buffer too
   }
 
-  /// Consumer c's 64 x BN outputs (rows from row0) through its store box, one column chunk after the
-  /// other: the chunk's outputs into the box once the box's last store has read it, a proxy fence
-  /// (the TMA store reads through the async proxy), and one thread's store. The barriers are the
-  /// warpgroup's own, so the other consumer and the producer run on.
+  /// Consumer c's 64 x BN outputs (rows from row0) through two store boxes, one column chunk after
+  /// the other, the even chunks through `stage_box` and the odd ones through `box`: the chunk's
+  /// outputs into its box once that box's last store has read it, a proxy fence (the TMA store reads
+  /// through the async proxy), and one thread's store. `stage_box` is the consumer's 64 rows of A in
+  /// the tile's last stage buffer (consume with keep_last), free once the last MMAs are done; it goes
+  /// back to the producer (stage `stage`) once its last store has read it. With two boxes the wait
+  /// before a chunk is for the store issued two chunks before, not the one just issued (with one box,
+  /// f16 16384^2 x 256 spent about a fifth of its time there: perf notes 71). Null `stage_box` (a
+  /// tile without K steps): every chunk through `box`. The barriers are the warpgroup's own, so the
+  /// other consumer and the producer run on.
   template <int CH = 0>
-  __device__ void store_tile_through_tma(char* box, const float (&acc)[BN / 2], int64_t row0, int64_t n0,
+  __device__ void store_tile_through_tma(char* box, char* stage_box, uint64_t* empty, int stage,
+                                         const float (&acc)[BN / 2], int64_t row0, int64_t n0,
                                          const float* lane_bias, int c, int tid_in_wg) const {
-    if constexpr (CH * kTmaStoreCols<TOut> < BN) {
+    constexpr int kChunks = BN / kTmaStoreCols<TOut>;
+    if constexpr (CH < kChunks) {
       constexpr bool kTransposable = sizeof(TOut) == 2;
       const bool transposed = kTransposable && tma_c_transposed;
-      if (tid_in_wg == 0) bulk_store_wait_read();
+      // Chunk 0 writes the stage box, which no store has used since the producer filled it.
+      if (tid_in_wg == 0 && (CH > 0 || !stage_box)) {
+        if (stage_box)
+          bulk_store_wait_read<1>();  // the store two chunks back has read this chunk's box
+        else
+          bulk_store_wait_read<0>();
+      }
       consumer_barrier_sync<kConsumers>(c);
+      char* const chunk_box = stage_box && CH % 2 == 0 ? stage_box : box;
       if (transposed) {
         if constexpr (kTransposable)
-          stage_wgmma_store_chunk_transposed<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
+          stage_wgmma_store_chunk_transposed<BN, CH, Activation(ACT), TOut>(chunk_box, acc, p.alpha, lane_bias,
+                                                                             tid_in_wg);
       } else {
-        stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(box, acc, p.alpha, lane_bias, tid_in_wg);
+        stage_wgmma_store_chunk<BN, CH, Activation(ACT), TOut>(chunk_box, acc, p.alpha, lane_bias, tid_in_wg);
       }
       fence_proxy_async_shared();
       consumer_barrier_sync<kConsumers>(c);
       if (tid_in_wg == 0) {
         const int col = int(n0 + CH * kTmaStoreCols<TOut>);
-        tma_store_2d(tma_c, box, transposed ? int(row0) : col, transposed ? col : int(row0));
+        tma_store_2d(tma_c, chunk_box, transposed ? int(row0) : col, transposed ? col : int(row0));
         bulk_store_commit();
       }
-      store_tile_through_tma<CH + 1>(box, acc, row0, n0, lane_bias, c, tid_in_wg);
+      store_tile_through_tma<CH + 1>(box, stage_box, empty, stage, acc, row0, n0, lane_bias, c, tid_in_wg);
+    } else if (stage_box) {
+      // The stage buffer goes back once the last store from it has read it: the last store if the
+      // last chunk (kChunks - 1) was even, else the one before. The other threads wrote their part
+      // before the last barrier.
+      if (tid_in_wg == 0) {
+        if constexpr ((kChunks - 1) % 2 == 0)
+          bulk_store_wait_read<0>();
+        else
+          bulk_store_wait_read<1>();
+      }
+      release_stage(empty, stage);
     }
   }
 #endif
@@ -631,14 +665,17 @@ struct Sm90WgmmaWsMatmul {
         if (bias_in_acc) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
         float acc[BN / 2];
         load_wgmma_bias<BN>(acc, bias_in_acc ? tile_bias : nullptr, inv_alpha, tid % 128);
+        // C through TMA stores keeps the tile's last stage buffer as a second store box.
+        bool keep_last = false;
+        if constexpr (kTmaStoreCapable) keep_last = tma_c != nullptr && ktiles > 0;
         if constexpr (kTf32ARegisters)
-          a_mn_major ? consume_tf32_a_in_registers(smem, full, empty, c, ktiles, step, acc, tid % 128)
-                     : consume<true, false>(smem, full, empty, c, ktiles, step, acc);
+          a_mn_major ? consume_tf32_a_in_registers(smem, full, empty, c, ktiles, step, acc, tid % 128, keep_last)
+                     : consume<true, false>(smem, full, empty, c, ktiles, step, acc, keep_last);
         else if constexpr (kKMajorOnly)
-          consume<true, false>(smem, full, empty, c, ktiles, step, acc);
+          consume<true, false>(smem, full, empty, c, ktiles, step, acc, keep_last);
         else
           with_operand_orders(p, [&](auto a_k, auto b_n) {
-            consume<a_k.value, b_n.value>(smem, full, empty, c, ktiles, step, acc);
+            consume<a_k.value, b_n.value>(smem, full, empty, c, ktiles, step, acc, keep_last);
           });
         const bool staged_bias = !kI8 && p.bias && !bias_in_acc;
         if (staged_bias) consumer_barrier_sync<kConsumers>(c);  // the bias visible to the warpgroup
@@ -654,7 +691,13 @@ struct Sm90WgmmaWsMatmul {
         } else {
           if constexpr (kTmaStoreCapable) {
             if (tma_c) {
-              store_tile_through_tma(store_box + c * kStoreBoxBytes, acc, m0 + c * 64, n0,
+              // Consumer c's rows of A in the last stage buffer (as consume reads them): 64 rows of
+              // one 128-byte K step, on swizzle atoms as the store box is.
+              const int last = int((step - 1) % STAGES);
+              char* const stage_box =
+                  keep_last ? reinterpret_cast<char*>(smem + last * kStageUnits + c * 64 * BK * kElemBytes / 2)
+                            : nullptr;
+              store_tile_through_tma(store_box + c * kStoreBoxBytes, stage_box, empty, last, acc, m0 + c * 64, n0,
                                      staged_bias ? in_shared_window(tile_bias) + (tid % 4) * (BN / 4) : nullptr, c,
                                      tid % 128);
               continue;
