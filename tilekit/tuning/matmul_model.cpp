@@ -34,6 +34,10 @@ constexpr double kPartialGroupExponent = 0.7;
 // stores, that group of the 64x128 tile runs nearer its full rate than 0.7 said, and the 128x256
 // tile's fewer waves won where the two were timed alike (3072^3, 12608x768x3072: +7-8%). Where the
 // grid is one partial group (640^3), 0.7 stays: 0.3 took a tile 7% slower there (perf notes 60).
+// 0.3 also for a K split whose work items leave a team alone on an SM: such a team streaming its
+// share of a long K runs no faster than in a full group, and the split that fills the group wins
+// (f16 128x4096x11008 on an H200, the 64x128 tile split 2 / 4: 57.7 / 51.2 us; TF32 32x4096x4096,
+// the 64x64 tile split 2 / 4: 42.3 / 35.8 us; perf notes 71).
 constexpr double kPartialGroupExponentWs = 0.3;
 // The SIMT tiles gain nothing from running fewer teams than an SM holds: a lone 128-thread team has
 // one warp per scheduler and no latency hidden (f32 3072^3 on an H200: the 2-teams-an-SM 128x128
@@ -277,7 +281,7 @@ std::vector<RankedConfig> rank_gpu_matmul(const std::vector<GpuTileModel>& candi
     if (rest > 0)
       r.seconds +=
           (double(k_steps) + kPrologueSteps) * step *
-              std::pow(double(rest) / t.teams_per_sm, c.ws && groups > 0 ? kPartialGroupExponentWs
+              std::pow(double(rest) / t.teams_per_sm, c.ws && (groups > 0 || splits > 1) ? kPartialGroupExponentWs
                                                 : c.mma ? kPartialGroupExponent
                                                         : kPartialGroupExponentSimt) +
           store;
