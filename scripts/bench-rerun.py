@@ -6,12 +6,15 @@
                                             10) of the CPUs; prints nothing when there are none
     bench-rerun.py best FILE.json NEW.json  keeps, for each benchmark of FILE also in NEW, the entry
                                             with the higher rate (interference on shared cores only
-                                            slows a run down), and records it in FILE's context
-                                            ("reruns")
+                                            slows a run down; GPU files: the CUDA-event rate, which
+                                            the reports read), and records it in FILE's context
+                                            ("reruns"); FILE is replaced atomically
 """
 import json
+import os
 import re
 import sys
+import tempfile
 
 
 def base(name):
@@ -34,7 +37,7 @@ def main():
         def rate(b):
             if b.get("error_occurred"):
                 return -1.0
-            return b.get("TFLOPS", b.get("GBps", -1.0))
+            return b.get("TFLOPS_events", b.get("TFLOPS", b.get("GBps", -1.0)))
 
         kept = 0
         out = []
@@ -50,7 +53,11 @@ def main():
         note = (f"{len(fresh)} re-timed at {new['context'].get('date', '?')}, {kept} of them faster and kept "
                 f"(load_avg {new['context'].get('load_avg')})")
         ctx["reruns"] = (ctx["reruns"] + "; " if "reruns" in ctx else "") + note
-        json.dump(data, open(path, "w"), indent=2)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
         print(f"bench-rerun: {note}")
     else:
         sys.exit(__doc__)

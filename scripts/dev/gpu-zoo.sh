@@ -4,15 +4,29 @@
 # (torch._int_mm's layout), the tilekit:auto and tilekit:default series beside cuBLAS in the same run
 # (cuBLAS int8 always with its K-major operands). JSON and logs into $OUT/zoo-<layout>/; back here,
 # copy them to bench/results/gpu-<card>-zoo-<layout>/ and run `python3 scripts/bench-report.py`.
+# Each layout runs TILEKIT_ZOO_PASSES times (default 2), one pass after the other, and every
+# benchmark, tilekit's and cuBLAS's alike, keeps its faster pass (scripts/bench-rerun.py best, noted
+# in the JSON's context as "reruns"): the small shapes' figures of either side move by 5-15% from
+# one run to the next on one H200 (docs/perf-notes.md section 71).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/tilekit-zoo}
-budget=${TILEKIT_ZOO_BUDGET_S:-150}  # per layout; the whole zoo took under 30 s per layout on an H200
+budget=${TILEKIT_ZOO_BUDGET_S:-150}  # per layout and pass; the whole zoo took under 30 s per layout on an H200
+passes=${TILEKIT_ZOO_PASSES:-2}
 run() {  # layout, types
-  OUT="$out/zoo-$1" TILEKIT_BENCH_ZOO=1 TILEKIT_BENCH_LAYOUTS="$1" TILEKIT_BENCH_DTYPES="$2" \
-    TILEKIT_BENCH_FILTER='tilekit:(auto|default)/' TILEKIT_BENCH_BUDGET_S="$budget" scripts/bench-gpu.sh \
-    > "$out/zoo-$1.log" 2>&1
-  echo "zoo $1 ($2): exit status $?"
+  local pass dir
+  for pass in $(seq 1 "$passes"); do
+    dir="$out/zoo-$1"
+    [ "$pass" -gt 1 ] && dir="$out/zoo-$1-pass$pass"
+    OUT="$dir" TILEKIT_BENCH_ZOO=1 TILEKIT_BENCH_LAYOUTS="$1" TILEKIT_BENCH_DTYPES="$2" \
+      TILEKIT_BENCH_FILTER='tilekit:(auto|default)/' TILEKIT_BENCH_BUDGET_S="$budget" scripts/bench-gpu.sh \
+      > "$dir.log" 2>&1
+    echo "zoo $1 ($2), pass $pass: exit status $?"
+    [ "$pass" -gt 1 ] || continue
+    for f in "$out/zoo-$1"/matmul_cuda_*.json; do
+      [ -f "$dir/${f##*/}" ] && python3 scripts/bench-rerun.py best "$f" "$dir/${f##*/}"
+    done
+  done
 }
 # Every tile of the model's candidates for a type as its own series at every zoo shape (row-major):
 # how far `auto` is from the best tile of the menu, shape by shape.
