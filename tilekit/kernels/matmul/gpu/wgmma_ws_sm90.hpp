@@ -260,7 +260,8 @@ struct Sm90WgmmaWsMatmul {
   // wrote 8 bytes each and the L2 counted every sector of C twice: perf notes 54; through TMA, f16
   // 16384^2 x 256 ran 1.8x faster: perf notes 59.) 16- and 32-bit C; not the split-K partial sums
   // nor i8. Column-major 16-bit C goes as its transpose (stmatrix.trans into the box). One buffer a
-  // consumer: a second one would not fit beside the 128x256 tile's four 48 KB stages.
+  // consumer of its own (a second would not fit beside the 128x256 tile's four 48 KB stages); the
+  // other box of store_tile_through_tma is the consumer's rows of A in the tile's last stage buffer.
   static constexpr bool kTmaStoreCapable = !SPLIT_K && !kI8 && (sizeof(TOut) == 2 || sizeof(TOut) == 4) &&
                                            ACT != kActivationAtRunTime;
   static constexpr std::size_t kStoreBoxBytes = 64 * 128;
@@ -544,7 +545,7 @@ struct Sm90WgmmaWsMatmul {
   /// the tile's last stage buffer (consume with keep_last), free once the last MMAs are done; it goes
   /// back to the producer (stage `stage`) once its last store has read it. With two boxes the wait
   /// before a chunk is for the store issued two chunks before, not the one just issued (with one box,
-  /// f16 16384^2 x 256 spent about a fifth of its time there: perf notes 71). Null `stage_box` (a
+  /// the barrier waits around them took about a sixth of f16 16384^2 x 256's stall samples: perf notes 71). Null `stage_box` (a
   /// tile without K steps): every chunk through `box`. The barriers are the warpgroup's own, so the
   /// other consumer and the producer run on.
   template <int CH = 0>
