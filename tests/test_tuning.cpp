@@ -938,6 +938,16 @@ TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedTh
   }
   EXPECT_GT(ws, 0);
   EXPECT_GT(wide, 0);
+  // Where the copy decides between the tiles, the faster of each pair on an H200 (perf notes 71): A
+  // along M at 1024x1024x32768 is copied for the widest tile split in 4; at 512x768x65536 it goes
+  // through the 64x128 tile's registers.
+  GpuModelDevice h200;
+  h200.peak_flops = 132 * 1.98e9 * 2048;
+  const auto tf32_pick = [&](int64_t M, int64_t N, int64_t K) {
+    return rank_gpu_matmul(cands, DType::f32, DType::f32, M, N, K, h200, col_a).front().config.name();
+  };
+  EXPECT_EQ(tf32_pick(1024, 1024, 32768), "bm128_bn256_bk32_tm64_tn256_ws_s4_g8_t12_v32");
+  EXPECT_EQ(tf32_pick(512, 768, 65536), "bm64_bn128_bk32_tm64_tn128_ws_s11_g8_t8_v32");
   // i8 copies at its own rate; the copy of A and B adds both.
   const auto i8 = gpu_model_candidates(DType::i8, Math::ieee, true, 90);
   const OperandOrders neither{false, false};

@@ -30,9 +30,12 @@ struct GpuModelDevice {
   double peak_flops = 0.0;           ///< the type's peak (FLOP/s; core/peak.hpp); 0: relative times
   double store_bytes_per_s = 3.35e12;  ///< DRAM bandwidth the stores of C share
   /// Bytes read plus bytes written per second by the copy that makes an operand K-major for the
-  /// tiles that load only K-major operands (gpu/pack.hpp): f32 and i8 as measured on an H200 (perf
-  /// notes 51).
-  double pack_bytes_per_s = 2.6e12;
+  /// tiles that load only K-major operands (gpu/pack.hpp): i8 as measured on an H200 (perf notes
+  /// 51); f32 at 3.2e12 rather than the 2.6e12 measured there, the rate at which the TF32 picks
+  /// between the 64x128 tile (A through registers) and the 128x256 one (A copied) match the faster
+  /// of the two on an H200: 1024x1024x32768 and 1024x16384x1024 take the copy (+2-5%), 512x768x65536
+  /// keeps the registers (3.8e12 would take a copy 8% slower there; perf notes 71).
+  double pack_bytes_per_s = 3.2e12;
   double pack_i8_bytes_per_s = 1.6e12;
 };
 
