@@ -918,10 +918,12 @@ TEST(MatmulModel, CountsTheCopyOfOperandsThatDoNotRunAlongKForTheTilesThatNeedTh
     if (a.config.ws && a.config.bn <= kTf32ARegistersMaxBN) {
       ++ws;
       EXPECT_GT(seconds(wide_a, name), k_major) << name;  // A through registers
-      // ... for less than the copy would cost (kTf32ARegistersMaxN) as the tiles run unsplit: split
+      // ... for no more than the copy would cost (kTf32ARegistersMaxN) as the tiles run unsplit, to
+      // within 5%: at that many columns the two are alike (TF32 1024x1024x32768 on an H200: the copy
+      // for the 128x256 tile 3-5% faster than the 64x128 tile's registers; perf notes 71). Split
       // many ways, the 64x64 tile runs long enough that a fifth of its time exceeds the copy.
       if (a.config.k_splits == 1) {
-        EXPECT_LT(seconds(wide_a, name), k_major + copy_s(many, 4096)) << name;
+        EXPECT_LT(seconds(wide_a, name), 1.05 * (k_major + copy_s(many, 4096))) << name;
       }
       EXPECT_DOUBLE_EQ(seconds(tall_b, name), seconds(wide_a, name)) << name;  // the transposed product
       EXPECT_NEAR(seconds(wide_both, name) - seconds(wide_a, name), copy_s(4096, few), 1e-9) << name;
